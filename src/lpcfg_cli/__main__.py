@@ -1,0 +1,5 @@
+"""`python -m lpcfg_cli` runs the command line."""
+
+from lpcfg_cli.cli import main
+
+main()

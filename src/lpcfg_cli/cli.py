@@ -1,0 +1,71 @@
+"""The ``lpcfg`` command line: a thin layer over the library.
+
+Every error reaches the user as one line ``lpcfg: error: ...`` on stderr, with exit status 2
+for bad usage or bad input and 1 for a failed requested check; never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from lpcfg_cli import __version__
+from lpcfg_cli.errors import LpcfgError
+
+
+class LpcfgGroup(click.Group):
+    """Click group that reports errors in the project's one-line format."""
+
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("lpcfg: error: aborted", err=True)
+            sys.exit(130)
+        except click.UsageError as exc:
+            hint = ""
+            if exc.ctx is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            click.echo(f"lpcfg: error: {exc.format_message()}{hint}", err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            click.echo(f"lpcfg: error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except LpcfgError as exc:
+            click.echo(f"lpcfg: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("lpcfg: error: interrupted", err=True)
+            sys.exit(130)
+        except MemoryError:
+            click.echo("lpcfg: error: out of memory", err=True)
+            sys.exit(2)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=LpcfgGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="lpcfg")
+def main() -> None:
+    """Learn latent-variable PCFGs from treebanks and parse with them.
+
+    Pipeline: binarize -> train -> parse -> evaluate. Data goes to stdout (or -o FILE),
+    progress and summaries to stderr. Exit status: 0 success, 1 a requested check failed,
+    2 bad usage or bad input.
+    """
+
+
+def _register() -> None:
+    from lpcfg_cli.commands import binarize, evaluate, parse, sample, train
+
+    for module in (binarize, evaluate, train, parse, sample):
+        main.add_command(module.command)
+
+
+_register()
