@@ -1,0 +1,92 @@
+"""Goodman's max-marginal (labelled recall) decoding.
+
+Given the marginal ``mu(a, i, j)`` of every chart item, find the binarized tree maximising the
+sum of the marginals of its items (Goodman 1996): each span takes its best label, and a CKY
+pass over spans picks the bracketing. Pre-terminal symbols label one-word spans, in-terminals
+longer spans; the whole-sentence span prefers a symbol that is not an intermediate (``@``)
+symbol of the binarization.
+
+Negative marginals: tensor-form (spectral) models can give negative or tiny marginals, since
+their parameters are only identified up to linear transforms and estimated with noise. We
+score an item by the *absolute value* of its marginal, as the spectral authors' parser does:
+a large negative marginal signals a real (if badly estimated) constituent, and ranking by
+|mu| is what their reported figures used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import nltk
+import numpy as np
+
+from lpcfg_cli.chart import SpanLayout
+
+
+def best_labels(
+    layout: SpanLayout,
+    item_span: np.ndarray,
+    item_sym: np.ndarray,
+    score: np.ndarray,
+    root_ok: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best label and its score for every span (-inf and -1 where a span has no item).
+
+    ``root_ok[a]``: the symbol may label a whole sentence (non-intermediate symbols).
+    """
+    span_score = np.full(layout.n_spans, -np.inf)
+    span_label = np.full(layout.n_spans, -1, dtype=np.int64)
+    if len(item_span) == 0:
+        return span_score, span_label
+    roots = layout.root_spans()
+    is_root = np.zeros(layout.n_spans, dtype=bool)
+    is_root[roots[roots >= 0]] = True
+    # At a root span, symbols that may not be roots rank below every symbol that may.
+    penalty = np.where(is_root[item_span] & ~root_ok[item_sym], -1e6, 0.0)
+    key = np.abs(score) + penalty
+    order = np.lexsort((-key, item_span))
+    first = order[np.r_[True, item_span[order][1:] != item_span[order][:-1]]]
+    span_score[item_span[first]] = np.abs(score[first])
+    span_label[item_span[first]] = item_sym[first]
+    return span_score, span_label
+
+
+def goodman_trees(
+    layout: SpanLayout,
+    span_score: np.ndarray,
+    span_label: np.ndarray,
+    symbols: Sequence[str],
+    sentences: Sequence[Sequence[str]],
+) -> list[nltk.Tree | None]:
+    """The max-marginal binarized tree of every sentence (None where no tree exists)."""
+    best = np.where(span_label >= 0, span_score, -np.inf)
+    split = np.zeros(layout.n_spans, dtype=np.int64)
+    for length in range(2, layout.max_length + 1):
+        parents, left, right = layout.splits(length)
+        total = best[left] + best[right]
+        k = np.argmax(total, axis=1)
+        best[parents] = np.where(
+            span_label[parents] >= 0, total[np.arange(len(parents)), k] + span_score[parents],
+            -np.inf,
+        )  # fmt: skip
+        split[parents] = k + 1
+    trees: list[nltk.Tree | None] = []
+    for s, span in enumerate(layout.root_spans()):
+        if span < 0 or not np.isfinite(best[span]):
+            trees.append(None)
+            continue
+        trees.append(_build(layout, s, 0, int(layout.lengths[s]), split, span_label, symbols,
+                            sentences[s]))  # fmt: skip
+    return trees
+
+
+def _build(layout, s, i, length, split, labels, symbols, words) -> nltk.Tree:  # noqa: ANN001
+    span = int(layout.base[length, s] + i)
+    label = symbols[labels[span]]
+    if length == 1:
+        return nltk.Tree(label, [words[i]])
+    m = int(split[span])
+    return nltk.Tree(label, [
+        _build(layout, s, i, m, split, labels, symbols, words),
+        _build(layout, s, i + m, length - m, split, labels, symbols, words),
+    ])  # fmt: skip

@@ -1,0 +1,276 @@
+"""The indexed grammar and the compiled treebank.
+
+Binarized trees (strict normal form: every node is a pre-terminal over one word or has two
+nonterminal children) are turned once into integer arrays; every learner and the parser work
+on these arrays, never on ``nltk.Tree`` objects again.
+
+- ``Grammar``: symbol table, binary rules ``a -> b c`` (``binary[r] = (a, b, c)``), lexical
+  rules ``a -> x`` (``lexical[l] = (a, word)``), the vocabulary (known words and unknown-word
+  signatures, see ``lexicon``) and the binarization options used.
+- ``CompiledTreebank``: every node of every tree, children before parents, with its symbol,
+  rule, children, parent and span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import nltk
+import numpy as np
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.lexicon import Lexicon
+
+
+@dataclass
+class Grammar:
+    """Symbols, rules and vocabulary shared by every model trained on one treebank."""
+
+    symbols: list[str]
+    words: list[str]
+    known_words: list[str]
+    binary: np.ndarray  # (R, 3) int: a, b, c
+    lexical: np.ndarray  # (L, 2) int: a, word id
+    binarization: dict[str, Any] = field(default_factory=dict)
+    rare: int = 1
+
+    def __post_init__(self) -> None:
+        self.binary = np.asarray(self.binary, dtype=np.int64).reshape(-1, 3)
+        self.lexical = np.asarray(self.lexical, dtype=np.int64).reshape(-1, 2)
+        self.symbol_index = {s: i for i, s in enumerate(self.symbols)}
+        self.lexicon = Lexicon(self.words, self.known_words)
+        self._rule_index: dict[tuple[int, int, int], int] | None = None
+        self._lex_index: dict[tuple[int, int], int] | None = None
+
+    @property
+    def n_symbols(self) -> int:
+        return len(self.symbols)
+
+    @property
+    def n_binary(self) -> int:
+        return len(self.binary)
+
+    @property
+    def n_lexical(self) -> int:
+        return len(self.lexical)
+
+    @property
+    def is_preterminal(self) -> np.ndarray:
+        """(N,) bool: the symbol has lexical rules."""
+        out = np.zeros(self.n_symbols, dtype=bool)
+        out[self.lexical[:, 0]] = True
+        return out
+
+    @property
+    def is_interterminal(self) -> np.ndarray:
+        """(N,) bool: the symbol has binary rules."""
+        out = np.zeros(self.n_symbols, dtype=bool)
+        out[self.binary[:, 0]] = True
+        return out
+
+    def rule_id(self, a: int, b: int, c: int) -> int | None:
+        if self._rule_index is None:
+            self._rule_index = {tuple(map(int, r)): i for i, r in enumerate(self.binary)}
+        return self._rule_index.get((a, b, c))
+
+    def lexical_id(self, a: int, word: int) -> int | None:
+        if self._lex_index is None:
+            self._lex_index = {(int(a), int(w)): i for i, (a, w) in enumerate(self.lexical)}
+        return self._lex_index.get((a, word))
+
+    def validate(self) -> None:
+        """Raise LpcfgError if the arrays do not describe a consistent grammar."""
+        n, v = self.n_symbols, len(self.words)
+        if self.binary.size and (self.binary.min() < 0 or self.binary.max() >= n):
+            raise LpcfgError("binary rule refers to an unknown symbol")
+        if self.lexical.size and (
+            self.lexical[:, 0].min() < 0
+            or self.lexical[:, 0].max() >= n
+            or self.lexical[:, 1].min() < 0
+            or self.lexical[:, 1].max() >= v
+        ):
+            raise LpcfgError("lexical rule refers to an unknown symbol or word")
+        if len(set(self.symbols)) != n or len(set(self.words)) != v:
+            raise LpcfgError("duplicate symbol or word")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "symbols": self.symbols,
+            "words": self.words,
+            "known_words": sorted(self.known_words),
+            "binarization": self.binarization,
+            "rare": self.rare,
+        }
+
+
+@dataclass
+class CompiledTreebank:
+    """All nodes of all trees as arrays; children come before their parents.
+
+    Node ``n`` of tree ``t`` lies in ``tree_start[t] <= n < tree_start[t + 1]``; a binary node
+    has ``rule >= 0`` and children ``left``/``right``, a pre-terminal has ``lex >= 0``.
+    Spans are word positions within the tree, ``[start, end)``.
+    """
+
+    tree_start: np.ndarray
+    symbol: np.ndarray
+    rule: np.ndarray
+    lex: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    parent: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    height: np.ndarray
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.tree_start) - 1
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.symbol)
+
+    @property
+    def roots(self) -> np.ndarray:
+        """Index of the root node of every tree (the last node of each tree)."""
+        return self.tree_start[1:] - 1
+
+    def levels(self) -> list[np.ndarray]:
+        """Node indices grouped by height (1 = pre-terminals), for bottom-up batching."""
+        order = np.argsort(self.height, kind="stable")
+        bounds = np.searchsorted(self.height[order], np.arange(1, self.height.max() + 2))
+        return [order[bounds[h] : bounds[h + 1]] for h in range(len(bounds) - 1)]
+
+
+_NODE_FIELDS = ("symbol", "rule", "lex", "left", "right", "parent", "start", "end", "height")
+
+
+def _is_preterminal(node: nltk.Tree) -> bool:
+    return len(node) == 1 and isinstance(node[0], str)
+
+
+def _check_normal_form(tree: nltk.Tree, index: int) -> None:
+    for node in tree.subtrees():
+        if _is_preterminal(node):
+            continue
+        if len(node) != 2 or any(isinstance(ch, str) for ch in node):
+            raise LpcfgError(
+                f"tree {index + 1} is not binarized: node {node.label()!r} has "
+                f"{len(node)} children"
+            )
+
+
+def build_grammar(
+    trees: Sequence[nltk.Tree],
+    *,
+    rare: int = 1,
+    binarization: dict[str, Any] | None = None,
+) -> tuple[Grammar, CompiledTreebank]:
+    """Index the rules of binarized ``trees`` and compile them into arrays.
+
+    Words seen at most ``rare`` times are counted under their signature.
+    """
+    if not trees:
+        raise LpcfgError("no training trees")
+    for i, tree in enumerate(trees):
+        _check_normal_form(tree, i)
+    all_words = [w for t in trees for w in t.leaves()]
+    known = Lexicon.known_words(all_words, rare)
+    symbols: dict[str, int] = {}
+    words: dict[str, int] = {}
+    rules: dict[tuple[int, int, int], int] = {}
+    lexrules: dict[tuple[int, int], int] = {}
+    for tree in trees:
+        position = 0
+        for node in tree.subtrees():  # pre-order: leaves come left to right
+            a = symbols.setdefault(node.label(), len(symbols))
+            if _is_preterminal(node):
+                token = Lexicon.training_token(node[0], position, known)
+                lexrules.setdefault((a, words.setdefault(token, len(words))), len(lexrules))
+                position += 1
+            else:
+                b = symbols.setdefault(node[0].label(), len(symbols))
+                c = symbols.setdefault(node[1].label(), len(symbols))
+                rules.setdefault((a, b, c), len(rules))
+    grammar = Grammar(
+        symbols=list(symbols),
+        words=list(words),
+        known_words=sorted(known),
+        binary=np.array(list(rules), dtype=np.int64).reshape(-1, 3),
+        lexical=np.array(list(lexrules), dtype=np.int64).reshape(-1, 2),
+        binarization=dict(binarization or {}),
+        rare=rare,
+    )
+    bank, dropped = compile_trees(grammar, trees)
+    assert dropped == 0, "training trees must compile against their own grammar"
+    return grammar, bank
+
+
+def compile_trees(grammar: Grammar, trees: Sequence[nltk.Tree]) -> tuple[CompiledTreebank, int]:
+    """Compile further binarized trees (e.g. dev data) against an existing grammar.
+
+    Trees that use a symbol or rule the grammar lacks are left out; returns the treebank and
+    how many trees were left out.
+    """
+    parts = []
+    for tree in trees:
+        try:
+            parts.append(_compile_one(grammar, tree))
+        except KeyError:
+            continue
+    return _concat(parts), len(trees) - len(parts)
+
+
+def _compile_one(grammar: Grammar, tree: nltk.Tree) -> dict[str, list[int]]:
+    cols: dict[str, list[int]] = {k: [] for k in _NODE_FIELDS}
+    position = 0
+
+    def visit(node: nltk.Tree) -> int:
+        nonlocal position
+        a = grammar.symbol_index[node.label()]
+        if _is_preterminal(node):
+            ids = grammar.lexicon.lookup(node[0], position)
+            found = [grammar.lexical_id(a, w) for w in ids]
+            lex = next((x for x in found if x is not None), None)
+            if lex is None:
+                raise KeyError(node[0])
+            rule, left, right, height = -1, -1, -1, 1
+            start, end = position, position + 1
+            position += 1
+        else:
+            left, right = visit(node[0]), visit(node[1])
+            b, c = cols["symbol"][left], cols["symbol"][right]
+            r = grammar.rule_id(a, b, c)
+            if r is None:
+                raise KeyError((a, b, c))
+            rule, lex = r, -1
+            start, end = cols["start"][left], cols["end"][right]
+            height = 1 + max(cols["height"][left], cols["height"][right])
+        idx = len(cols["symbol"])
+        values = (a, rule, lex, left, right, -1, start, end, height)
+        for key, value in zip(_NODE_FIELDS, values, strict=True):
+            cols[key].append(value)
+        if left >= 0:
+            cols["parent"][left] = idx
+            cols["parent"][right] = idx
+        return idx
+
+    visit(tree)
+    return cols
+
+
+def _concat(parts: list[dict[str, list[int]]]) -> CompiledTreebank:
+    offsets = np.cumsum([0] + [len(p["symbol"]) for p in parts])
+    arrays: dict[str, np.ndarray] = {}
+    for key in _NODE_FIELDS:
+        chunks = []
+        for off, p in zip(offsets[:-1], parts, strict=True):
+            arr = np.asarray(p[key], dtype=np.int64)
+            if key in ("left", "right", "parent"):
+                arr = np.where(arr >= 0, arr + off, -1)
+            chunks.append(arr)
+        arrays[key] = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
+    return CompiledTreebank(tree_start=offsets.astype(np.int64), **arrays)

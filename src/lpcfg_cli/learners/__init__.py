@@ -1,0 +1,1 @@
+"""Learners: each turns a grammar and a compiled treebank into an ``LPCFG``."""

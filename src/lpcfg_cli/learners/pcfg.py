@@ -1,0 +1,53 @@
+"""The treebank PCFG (one latent state per symbol): relative-frequency estimates.
+
+It is the baseline every latent method is measured against, and the coarse grammar every
+model carries for coarse-to-fine pruning. Lexical smoothing comes from the lexicon: rare
+words are counted under their word-shape signatures (see ``lexicon``), so unseen test words
+get the pre-terminal distribution of rare training words of the same shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.model import LPCFG, PCFGParams
+
+
+def rule_counts(
+    grammar: Grammar, bank: CompiledTreebank
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts of binary rules, lexical rules and root symbols in the treebank."""
+    binary = np.bincount(bank.rule[bank.rule >= 0], minlength=grammar.n_binary).astype(float)
+    lexical = np.bincount(bank.lex[bank.lex >= 0], minlength=grammar.n_lexical).astype(float)
+    root = np.bincount(bank.symbol[bank.roots], minlength=grammar.n_symbols).astype(float)
+    return binary, lexical, root
+
+
+def normalise_rules(
+    grammar: Grammar, binary: np.ndarray, lexical: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Divide rule weights by the total weight of their left-hand symbol."""
+    total = np.bincount(grammar.binary[:, 0], binary, minlength=grammar.n_symbols)
+    total += np.bincount(grammar.lexical[:, 0], lexical, minlength=grammar.n_symbols)
+    total[total == 0] = 1.0
+    return binary / total[grammar.binary[:, 0]], lexical / total[grammar.lexical[:, 0]]
+
+
+def estimate_pcfg(grammar: Grammar, bank: CompiledTreebank) -> PCFGParams:
+    """Maximum-likelihood PCFG of the treebank."""
+    binary, lexical, root = rule_counts(grammar, bank)
+    pb, pl = normalise_rules(grammar, binary, lexical)
+    return PCFGParams(pb, pl, root / max(root.sum(), 1.0))
+
+
+def train_pcfg(grammar: Grammar, bank: CompiledTreebank, meta: dict[str, Any]) -> LPCFG:
+    """The PCFG as a model with ``m_a = 1`` (its own coarse grammar)."""
+    params = estimate_pcfg(grammar, bank)
+    states = np.ones(grammar.n_symbols, dtype=np.int64)
+    return LPCFG(
+        grammar, states, params.binary.copy(), params.lexical.copy(), params.root.copy(),
+        params, "probabilistic", {**meta, "method": "pcfg"},
+    )  # fmt: skip

@@ -1,0 +1,257 @@
+"""Latent-variable PCFG parameters and the model file format.
+
+An L-PCFG gives each nonterminal ``a`` its own number of latent states ``m_a`` and holds, for
+every binary rule ``r = a -> b c`` a tensor of shape ``(m_a, m_b, m_c)``, for every lexical
+rule ``a -> x`` a vector of length ``m_a`` and for every symbol a root vector of length
+``m_a``. Two forms share these arrays and one inside-outside code path:
+
+- ``probabilistic``: ``t(a -> b c, h2, h3 | a, h1)``, ``q(a -> x | a, h)``, ``pi(a, h)``
+  (PCFG, EM, pivot); for each ``(a, h1)`` the binary and lexical entries sum to one.
+- ``tensor``: ``C^{a -> b c}``, ``c_inf^{a -> x}``, ``c_1^a`` of the spectral method (Cohen et
+  al. 2014, section 6), defined up to invertible linear maps per symbol; entries may be
+  negative. ``C[h1, h2, h3]`` maps the children's inside vectors to the parent's, exactly as
+  ``t`` does, so the inside recursion is the same.
+
+Each model also carries the treebank PCFG (``m_a = 1``) as its coarse grammar, used by the
+parser for coarse-to-fine pruning.
+
+Files are a single ``.npz`` archive (loaded with ``allow_pickle=False``): numeric arrays plus
+the JSON metadata (format version, method, options, binarization, symbol tables, training
+summary) stored as UTF-8 bytes, so a model from an untrusted source cannot execute code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.fileio import atomic_output, display_name
+from lpcfg_cli.grammar import Grammar
+
+FORMAT = "lpcfg-model"
+FORMAT_VERSION = 1
+FORMS = ("probabilistic", "tensor")
+
+
+def ragged_offsets(sizes: np.ndarray) -> np.ndarray:
+    """Start offsets (length n + 1) of blocks of the given sizes in one flat array."""
+    out = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=out[1:])
+    return out
+
+
+@dataclass
+class PCFGParams:
+    """Plain PCFG probabilities: ``binary[r]``, ``lexical[l]``, ``root[a]``."""
+
+    binary: np.ndarray
+    lexical: np.ndarray
+    root: np.ndarray
+
+
+@dataclass
+class LPCFG:
+    """An L-PCFG over ``grammar`` with ``states[a]`` latent states per symbol.
+
+    ``binary``, ``lexical`` and ``root`` are flat float64 arrays; use ``binary_tensor(r)``,
+    ``lexical_vector(l)`` and ``root_vector(a)`` for the shaped views.
+    """
+
+    grammar: Grammar
+    states: np.ndarray
+    binary: np.ndarray
+    lexical: np.ndarray
+    root: np.ndarray
+    coarse: PCFGParams
+    form: str = "probabilistic"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.states = np.asarray(self.states, dtype=np.int64)
+        g = self.grammar
+        self.binary_sizes = (
+            self.states[g.binary[:, 0]] * self.states[g.binary[:, 1]] * self.states[g.binary[:, 2]]
+        )
+        self.binary_offsets = ragged_offsets(self.binary_sizes)
+        self.lexical_offsets = ragged_offsets(self.states[g.lexical[:, 0]])
+        self.root_offsets = ragged_offsets(self.states)
+
+    @classmethod
+    def zeros(
+        cls,
+        grammar: Grammar,
+        states: np.ndarray,
+        coarse: PCFGParams,
+        form: str = "probabilistic",
+        meta: dict[str, Any] | None = None,
+    ) -> LPCFG:
+        """A model with all parameters zero, to be filled by a learner."""
+        states = np.asarray(states, dtype=np.int64)
+        g = grammar
+        nb = int((states[g.binary[:, 0]] * states[g.binary[:, 1]] * states[g.binary[:, 2]]).sum())
+        nl = int(states[g.lexical[:, 0]].sum())
+        return cls(
+            grammar, states, np.zeros(nb), np.zeros(nl), np.zeros(int(states.sum())), coarse,
+            form, dict(meta or {}),
+        )  # fmt: skip
+
+    @property
+    def max_states(self) -> int:
+        return int(self.states.max()) if len(self.states) else 1
+
+    def binary_tensor(self, r: int) -> np.ndarray:
+        """View ``(m_a, m_b, m_c)`` of rule ``r``'s parameters."""
+        a, b, c = self.grammar.binary[r]
+        lo, hi = self.binary_offsets[r], self.binary_offsets[r + 1]
+        return self.binary[lo:hi].reshape(self.states[a], self.states[b], self.states[c])
+
+    def lexical_vector(self, lex: int) -> np.ndarray:
+        """View ``(m_a,)`` of lexical rule ``lex``'s parameters."""
+        return self.lexical[self.lexical_offsets[lex] : self.lexical_offsets[lex + 1]]
+
+    def root_vector(self, a: int) -> np.ndarray:
+        """View ``(m_a,)`` of symbol ``a``'s root parameters."""
+        return self.root[self.root_offsets[a] : self.root_offsets[a + 1]]
+
+    def padded_lexical(self) -> np.ndarray:
+        """``(L, M)`` lexical parameters, zero beyond each symbol's states."""
+        return _pad(self.lexical, self.lexical_offsets, self.max_states)
+
+    def padded_root(self) -> np.ndarray:
+        """``(N, M)`` root parameters, zero beyond each symbol's states."""
+        return _pad(self.root, self.root_offsets, self.max_states)
+
+    def check_probabilistic(self, atol: float = 1e-6) -> float:
+        """Largest deviation from one of the per-(a, h) sums of a probabilistic model."""
+        g = self.grammar
+        total = np.zeros((g.n_symbols, self.max_states))
+        for r in range(g.n_binary):
+            t = self.binary_tensor(r)
+            total[g.binary[r, 0], : t.shape[0]] += t.sum(axis=(1, 2))
+        np.add.at(total, g.lexical[:, 0], self.padded_lexical())
+        mask = np.arange(self.max_states)[None, :] < self.states[:, None]
+        has_rules = g.is_preterminal | g.is_interterminal
+        dev = np.abs(total - 1.0)[mask & has_rules[:, None]]
+        return float(dev.max()) if dev.size else 0.0
+
+    # ------------------------------------------------------------------ files
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model atomically as one ``.npz`` archive (``-`` for stdout)."""
+        meta = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "form": self.form,
+            "grammar": self.grammar.to_json(),
+            **{k: v for k, v in self.meta.items() if k not in ("format", "grammar", "form")},
+        }
+        arrays = {
+            "meta_json": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
+            "rules_binary": self.grammar.binary,
+            "rules_lexical": self.grammar.lexical,
+            "states": self.states,
+            "binary": self.binary,
+            "lexical": self.lexical,
+            "root": self.root,
+            "coarse_binary": self.coarse.binary,
+            "coarse_lexical": self.coarse.lexical,
+            "coarse_root": self.coarse.root,
+        }
+        with atomic_output(path, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> LPCFG:
+        """Read and validate a model file; a corrupt or foreign file gives ``LpcfgError``."""
+        name = display_name(path)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except FileNotFoundError:
+            raise LpcfgError("no such model file", source=name) from None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            raise LpcfgError(f"not an lpcfg model file ({exc})", source=name) from None
+        if not isinstance(arrays, dict) or "meta_json" not in arrays:
+            raise LpcfgError("not an lpcfg model file (no metadata)", source=name)
+        try:
+            meta = json.loads(arrays["meta_json"].tobytes().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise LpcfgError("corrupt model metadata", source=name) from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise LpcfgError("not an lpcfg model file", source=name)
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise LpcfgError(
+                f"model format version {meta.get('format_version')} is not supported "
+                f"(this lpcfg reads version {FORMAT_VERSION})",
+                source=name,
+            )
+        try:
+            gj = meta["grammar"]
+            grammar = Grammar(
+                symbols=list(gj["symbols"]),
+                words=list(gj["words"]),
+                known_words=list(gj["known_words"]),
+                binary=arrays["rules_binary"],
+                lexical=arrays["rules_lexical"],
+                binarization=dict(gj.get("binarization", {})),
+                rare=int(gj.get("rare", 1)),
+            )
+            grammar.validate()
+            coarse = PCFGParams(
+                arrays["coarse_binary"], arrays["coarse_lexical"], arrays["coarse_root"]
+            )
+            extra = {k: v for k, v in meta.items() if k not in ("grammar", "form")}
+            model = cls(
+                grammar,
+                arrays["states"],
+                arrays["binary"].astype(np.float64),
+                arrays["lexical"].astype(np.float64),
+                arrays["root"].astype(np.float64),
+                coarse,
+                form=str(meta.get("form")),
+                meta=extra,
+            )
+            model.validate()
+        except LpcfgError as exc:
+            raise LpcfgError(f"corrupt model: {exc.message}", source=name) from None
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise LpcfgError(f"corrupt model ({type(exc).__name__}: {exc})", source=name) from None
+        return model
+
+    def validate(self) -> None:
+        """Raise LpcfgError unless every array has the shape the grammar implies."""
+        g = self.grammar
+        if self.form not in FORMS:
+            raise LpcfgError(f"unknown model form {self.form!r}")
+        if self.states.shape != (g.n_symbols,) or (self.states < 1).any():
+            raise LpcfgError("latent state counts do not match the symbol table")
+        expected = {
+            "binary": (self.binary, self.binary_offsets[-1]),
+            "lexical": (self.lexical, self.lexical_offsets[-1]),
+            "root": (self.root, self.root_offsets[-1]),
+            "coarse binary": (self.coarse.binary, g.n_binary),
+            "coarse lexical": (self.coarse.lexical, g.n_lexical),
+            "coarse root": (self.coarse.root, g.n_symbols),
+        }
+        for what, (arr, size) in expected.items():
+            if arr.ndim != 1 or arr.shape[0] != size:
+                raise LpcfgError(f"{what} parameters have {arr.size} entries, expected {size}")
+            if not np.all(np.isfinite(arr)):
+                raise LpcfgError(f"{what} parameters are not all finite")
+
+
+def _pad(flat: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
+    """Rows of a ragged flat array as a zero-padded ``(n, width)`` matrix."""
+    n = len(offsets) - 1
+    sizes = np.diff(offsets)
+    out = np.zeros((n, width))
+    rows = np.repeat(np.arange(n), sizes)
+    cols = np.arange(len(flat)) - np.repeat(offsets[:-1], sizes)
+    out[rows, cols] = flat
+    return out

@@ -1,0 +1,158 @@
+"""Inside-outside against brute-force enumeration of trees and latent assignments."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from lpcfg_cli.chart import SpanLayout
+from lpcfg_cli.inside_outside import (
+    CoarseGrammar,
+    LatentGrammar,
+    coarse_marginals,
+    latent_marginals,
+)
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+
+
+def short_sentences(model, n, max_len, seed):
+    """Sentences drawn from the model (so they have parses), at most ``max_len`` words."""
+    out = []
+    for t in sample_trees(model, 400, seed=seed):
+        if len(t.leaves()) <= max_len:
+            out.append(t.leaves())
+        if len(out) == n:
+            break
+    return out
+
+
+def labelled_trees(model, i, j, words):
+    """All (tree, items) over words[i:j]; tree = (sym, lex) or (sym, rule, left, right)."""
+    g = model.grammar
+    if j - i == 1:
+        w = g.words.index(words[i])
+        for lx in np.flatnonzero(g.lexical[:, 1] == w):
+            yield ("l", int(lx)), [(int(g.lexical[lx, 0]), i, j)]
+        return
+    for k in range(i + 1, j):
+        for lt, litems in labelled_trees(model, i, k, words):
+            for rt, ritems in labelled_trees(model, k, j, words):
+                b, c = litems[-1][0], ritems[-1][0]
+                for r in np.flatnonzero((g.binary[:, 1] == b) & (g.binary[:, 2] == c)):
+                    a = int(g.binary[r, 0])
+                    yield ("b", int(r), lt, rt), litems + ritems + [(a, i, j)]
+
+
+def tree_prob_by_assignments(model, tree, root_sym):
+    """Sum over every latent assignment of the tree's nodes, one at a time."""
+    g = model.grammar
+    nodes = []
+
+    def collect(t):
+        nodes.append(t)
+        if t[0] == "b":
+            collect(t[2])
+            collect(t[3])
+
+    collect(tree)
+
+    def sym(t):
+        return int(g.lexical[t[1], 0]) if t[0] == "l" else int(g.binary[t[1], 0])
+
+    total = 0.0
+    for hs in itertools.product(*[range(model.states[sym(t)]) for t in nodes]):
+        h = {id(t): v for t, v in zip(nodes, hs, strict=True)}
+        p = model.root_vector(root_sym)[h[id(tree)]]
+        for t in nodes:
+            if t[0] == "l":
+                p *= model.lexical_vector(t[1])[h[id(t)]]
+            else:
+                p *= model.binary_tensor(t[1])[h[id(t)], h[id(t[2])], h[id(t[3])]]
+        total += p
+    return total
+
+
+def brute_force(model, words):
+    z = 0.0
+    mu: dict[tuple[int, int, int], float] = {}
+    for tree, items in labelled_trees(model, 0, len(words), words):
+        root = items[-1][0]
+        if model.root_vector(root).sum() == 0:
+            continue
+        p = tree_prob_by_assignments(model, tree, root)
+        z += p
+        for item in items:
+            mu[item] = mu.get(item, 0.0) + p
+    return z, {k: v / z for k, v in mu.items()} if z > 0 else {}
+
+
+def run_latent(model, sentences):
+    g = model.grammar
+    layout = SpanLayout([len(s) for s in sentences])
+    allowed = np.zeros((layout.n_spans, g.n_symbols), dtype=bool)
+    allowed[:, :] = True
+    spans, rules = [], []
+    for s, words in enumerate(sentences):
+        for t, w in enumerate(words):
+            for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
+                spans.append(layout.base[1, s] + t)
+                rules.append(lx)
+    chart = latent_marginals(
+        LatentGrammar.from_model(model), layout, allowed, (np.array(spans), np.array(rules))
+    )
+    return layout, chart
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_latent_inside_outside_matches_enumeration(seed):
+    model = random_lpcfg(n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4,
+                         words_per_tag=3, seed=seed)
+    rng = np.random.default_rng(seed)
+    g = model.grammar
+    sentences = short_sentences(model, 4, 3, seed)
+    sentences += [[g.words[int(w)] for w in rng.choice(4, size=n)] for n in (1, 2, 3)]
+    assert len({len(s) for s in sentences}) >= 2
+    layout, chart = run_latent(model, sentences)
+    marg = chart.marginals()
+    n = g.n_symbols
+    for s, words in enumerate(sentences):
+        z, mu = brute_force(model, words)
+        if z == 0:
+            assert not np.isfinite(chart.log_z[s])
+            continue
+        assert np.exp(chart.log_z[s]) == pytest.approx(z, rel=1e-9)
+        got = {}
+        for key, m in zip(chart.keys, marg, strict=True):
+            span, a = divmod(int(key), n)
+            if layout.span_sent[span] == s and abs(m) > 1e-15:
+                i = int(layout.span_start[span])
+                got[(a, i, i + int(layout.span_len[span]))] = m
+        assert set(got) == {k for k, v in mu.items() if v > 1e-15}
+        for k, v in mu.items():
+            assert got.get(k, 0.0) == pytest.approx(v, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_coarse_pass_matches_enumeration(seed):
+    model = random_lpcfg(n_inter=3, n_pre=3, n_words=5, states=1, rules_per_symbol=5,
+                         words_per_tag=3, seed=seed)
+    g = model.grammar
+    sentences = short_sentences(model, 5, 4, seed)
+    assert any(len(s) == 4 for s in sentences) or len(sentences) == 5
+    layout = SpanLayout([len(s) for s in sentences])
+    lex = np.zeros((layout.block(1).stop, g.n_symbols))
+    for s, words in enumerate(sentences):
+        for t, w in enumerate(words):
+            for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
+                lex[layout.base[1, s] + t, g.lexical[lx, 0]] += model.lexical_vector(lx)[0]
+    coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.binary.copy())
+    mu, log_z = coarse_marginals(coarse, layout, lex, model.root.copy())
+    for s, words in enumerate(sentences):
+        z, expected = brute_force(model, words)
+        assert np.exp(log_z[s]) == pytest.approx(z, rel=1e-9)
+        for span in np.flatnonzero(layout.span_sent == s):
+            i, n = int(layout.span_start[span]), int(layout.span_len[span])
+            for a in range(g.n_symbols):
+                assert mu[span, a] == pytest.approx(expected.get((a, i, i + n), 0.0), abs=1e-12)
