@@ -88,7 +88,7 @@ def brute_force(model, words):
     return z, {k: v / z for k, v in mu.items()} if z > 0 else {}
 
 
-def run_latent(model, sentences):
+def run_latent(model, sentences, dtype=np.float64):
     g = model.grammar
     layout = SpanLayout([len(s) for s in sentences])
     allowed = np.zeros((layout.n_spans, g.n_symbols), dtype=bool)
@@ -99,16 +99,16 @@ def run_latent(model, sentences):
             for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
                 spans.append(layout.base[1, s] + t)
                 rules.append(lx)
-    chart = latent_marginals(
-        LatentGrammar.from_model(model), layout, allowed, (np.array(spans), np.array(rules))
-    )
+    lexical = (np.array(spans), np.array(rules), np.ones(len(rules)))
+    chart = latent_marginals(LatentGrammar.from_model(model, dtype), layout, allowed, lexical)
     return layout, chart
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_latent_inside_outside_matches_enumeration(seed):
-    model = random_lpcfg(n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4,
-                         words_per_tag=3, seed=seed)
+    model = random_lpcfg(
+        n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
+    )
     rng = np.random.default_rng(seed)
     g = model.grammar
     sentences = short_sentences(model, 4, 3, seed)
@@ -136,8 +136,9 @@ def test_latent_inside_outside_matches_enumeration(seed):
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_coarse_pass_matches_enumeration(seed):
-    model = random_lpcfg(n_inter=3, n_pre=3, n_words=5, states=1, rules_per_symbol=5,
-                         words_per_tag=3, seed=seed)
+    model = random_lpcfg(
+        n_inter=3, n_pre=3, n_words=5, states=1, rules_per_symbol=5, words_per_tag=3, seed=seed
+    )
     g = model.grammar
     sentences = short_sentences(model, 5, 4, seed)
     assert any(len(s) == 4 for s in sentences) or len(sentences) == 5
@@ -156,3 +157,13 @@ def test_coarse_pass_matches_enumeration(seed):
             i, n = int(layout.span_start[span]), int(layout.span_len[span])
             for a in range(g.n_symbols):
                 assert mu[span, a] == pytest.approx(expected.get((a, i, i + n), 0.0), abs=1e-12)
+
+
+def test_single_precision_marginals_agree_with_double():
+    """The parser runs the latent pass in float32; it must agree with float64."""
+    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=7)
+    sentences = short_sentences(model, 6, 12, seed=7)
+    _, exact = run_latent(model, sentences)
+    _, single = run_latent(model, sentences, dtype=np.float32)
+    np.testing.assert_allclose(single.log_z, exact.log_z, rtol=1e-5)
+    np.testing.assert_allclose(single.marginals(), exact.marginals(), atol=1e-5)

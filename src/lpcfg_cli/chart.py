@@ -29,9 +29,10 @@ class SpanLayout:
         self.n_spans = int(flat[-1])
         sent = np.repeat(np.tile(np.arange(len(self.lengths)), self.max_length + 1), counts.ravel())
         self.span_sent = sent
-        self.span_start = np.arange(self.n_spans) - self.base.ravel()[
-            np.repeat(np.arange(counts.size), counts.ravel())
-        ]
+        self.span_start = (
+            np.arange(self.n_spans)
+            - self.base.ravel()[np.repeat(np.arange(counts.size), counts.ravel())]
+        )
         self.span_len = np.repeat(np.repeat(np.arange(self.max_length + 1), len(self.lengths)),
                                   counts.ravel())  # fmt: skip
 

@@ -13,6 +13,7 @@ on these arrays, never on ``nltk.Tree`` objects again.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,12 +36,13 @@ class Grammar:
     lexical: np.ndarray  # (L, 2) int: a, word id
     binarization: dict[str, Any] = field(default_factory=dict)
     rare: int = 1
+    word_counts: list[int] | None = None  # training tokens per vocabulary entry
 
     def __post_init__(self) -> None:
         self.binary = np.asarray(self.binary, dtype=np.int64).reshape(-1, 3)
         self.lexical = np.asarray(self.lexical, dtype=np.int64).reshape(-1, 2)
         self.symbol_index = {s: i for i, s in enumerate(self.symbols)}
-        self.lexicon = Lexicon(self.words, self.known_words)
+        self.lexicon = Lexicon(self.words, self.known_words, self.word_counts)
         self._rule_index: dict[tuple[int, int, int], int] | None = None
         self._lex_index: dict[tuple[int, int], int] | None = None
 
@@ -69,6 +71,16 @@ class Grammar:
         out = np.zeros(self.n_symbols, dtype=bool)
         out[self.binary[:, 0]] = True
         return out
+
+    def emission_groups(self) -> np.ndarray:
+        """(N,) id shared by pre-terminals that end in the same part-of-speech tag.
+
+        A collapsed unary chain ``NP+NNP`` emits words like ``NNP`` does (tied emissions);
+        the id of a symbol is that of its last ``+`` component.
+        """
+        bases = [s.rsplit("+", 1)[-1] for s in self.symbols]
+        ids = {b: i for i, b in enumerate(dict.fromkeys(bases))}
+        return np.array([ids[b] for b in bases], dtype=np.int64)
 
     def rule_id(self, a: int, b: int, c: int) -> int | None:
         if self._rule_index is None:
@@ -102,6 +114,7 @@ class Grammar:
             "known_words": sorted(self.known_words),
             "binarization": self.binarization,
             "rare": self.rare,
+            "word_counts": self.word_counts,
         }
 
 
@@ -158,8 +171,7 @@ def _check_normal_form(tree: nltk.Tree, index: int) -> None:
             continue
         if len(node) != 2 or any(isinstance(ch, str) for ch in node):
             raise LpcfgError(
-                f"tree {index + 1} is not binarized: node {node.label()!r} has "
-                f"{len(node)} children"
+                f"tree {index + 1} is not binarized: node {node.label()!r} has {len(node)} children"
             )
 
 
@@ -168,10 +180,14 @@ def build_grammar(
     *,
     rare: int = 1,
     binarization: dict[str, Any] | None = None,
+    tie_emissions: bool = True,
 ) -> tuple[Grammar, CompiledTreebank]:
     """Index the rules of binarized ``trees`` and compile them into arrays.
 
-    Words seen at most ``rare`` times are counted under their signature.
+    Words seen at most ``rare`` times are counted under their signature. With
+    ``tie_emissions``, every pre-terminal gets a lexical rule for each word its final
+    part-of-speech tag emits anywhere in the treebank (``NP+NNP -> Vinken`` exists if
+    ``NNP -> Vinken`` was seen), so collapsed unary chains do not make the lexicon sparse.
     """
     if not trees:
         raise LpcfgError("no training trees")
@@ -183,18 +199,23 @@ def build_grammar(
     words: dict[str, int] = {}
     rules: dict[tuple[int, int, int], int] = {}
     lexrules: dict[tuple[int, int], int] = {}
+    token_counts: Counter[int] = Counter()
     for tree in trees:
         position = 0
         for node in tree.subtrees():  # pre-order: leaves come left to right
             a = symbols.setdefault(node.label(), len(symbols))
             if _is_preterminal(node):
                 token = Lexicon.training_token(node[0], position, known)
-                lexrules.setdefault((a, words.setdefault(token, len(words))), len(lexrules))
+                w = words.setdefault(token, len(words))
+                lexrules.setdefault((a, w), len(lexrules))
+                token_counts[w] += 1
                 position += 1
             else:
                 b = symbols.setdefault(node[0].label(), len(symbols))
                 c = symbols.setdefault(node[1].label(), len(symbols))
                 rules.setdefault((a, b, c), len(rules))
+    if tie_emissions:
+        _tie_emissions(symbols, lexrules)
     grammar = Grammar(
         symbols=list(symbols),
         words=list(words),
@@ -203,10 +224,25 @@ def build_grammar(
         lexical=np.array(list(lexrules), dtype=np.int64).reshape(-1, 2),
         binarization=dict(binarization or {}),
         rare=rare,
+        word_counts=[token_counts[i] for i in range(len(words))],
     )
     bank, dropped = compile_trees(grammar, trees)
     assert dropped == 0, "training trees must compile against their own grammar"
     return grammar, bank
+
+
+def _tie_emissions(symbols: dict[str, int], lexrules: dict[tuple[int, int], int]) -> None:
+    """Add (pre-terminal, word) rules for every word its emission group has seen."""
+    base = {i: s.rsplit("+", 1)[-1] for s, i in symbols.items()}
+    words_of: dict[str, set[int]] = {}
+    members: dict[str, set[int]] = {}
+    for a, w in lexrules:
+        words_of.setdefault(base[a], set()).add(w)
+        members.setdefault(base[a], set()).add(a)
+    for tag, syms in members.items():
+        for a in sorted(syms):
+            for w in sorted(words_of[tag]):
+                lexrules.setdefault((a, w), len(lexrules))
 
 
 def compile_trees(grammar: Grammar, trees: Sequence[nltk.Tree]) -> tuple[CompiledTreebank, int]:

@@ -39,46 +39,104 @@ def ragged_ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, n
 
 
 def _rescale(block: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Normalise each row of ``block`` to max |entry| 1; returns (rows, new log scales)."""
+    """Normalise each row of ``block`` to max |entry| 1; returns (rows, new log scales).
+
+    An all-zero row gets scale -inf, so it never dominates the scale of a split sum.
+    """
     mx = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(len(block))
-    mx[mx == 0] = 1.0
-    return block / mx[:, None], base + np.log(mx)
+    zero = mx == 0
+    mx[zero] = 1.0
+    return block / mx[:, None], np.where(zero, -np.inf, base + np.log(mx))
+
+
+def _split_weights(pair: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``exp(pair - base)``, with 0 where either is -inf (empty children or parent)."""
+    with np.errstate(invalid="ignore"):
+        diff = pair - base
+    ok = np.isfinite(diff)
+    w = np.zeros(diff.shape)
+    w[ok] = np.exp(diff[ok])
+    return w
+
+
+@dataclass
+class RuleBlock:
+    """The binary rules of a PCFG whose children have given kinds (pre-/in-terminal)."""
+
+    prob: np.ndarray  # (R,)
+    parent: np.ndarray  # (R,)
+    left: np.ndarray  # (R,) left child symbol
+    right: np.ndarray
+    left_syms: np.ndarray  # distinct left children
+    right_syms: np.ndarray
+    cell: np.ndarray  # (R,) left position * len(right_syms) + right position
+    to_parent: sp.csr_matrix  # (N, R)
+    to_left: sp.csr_matrix  # (R, N): rule values summed into left-child symbols
+    to_right: sp.csr_matrix  # (R, N)
+    pair_index: sp.csr_matrix  # (R, NB * NC)
+
+    @classmethod
+    def build(cls, n_symbols: int, rules: np.ndarray, prob: np.ndarray) -> RuleBlock:
+        left_syms, left_pos = np.unique(rules[:, 1], return_inverse=True)
+        right_syms, right_pos = np.unique(rules[:, 2], return_inverse=True)
+        n, idx = len(rules), np.arange(len(rules))
+        ones = np.ones(n)
+        cell = left_pos * len(right_syms) + right_pos
+
+        def onehot(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+            return sp.csr_matrix((ones, (rows, cols)), shape)
+
+        return cls(
+            np.asarray(prob, dtype=np.float64), rules[:, 0], rules[:, 1], rules[:, 2],
+            left_syms, right_syms, cell,
+            onehot(rules[:, 0], idx, (n_symbols, n)),
+            onehot(idx, rules[:, 1], (n, n_symbols)),
+            onehot(idx, rules[:, 2], (n, n_symbols)),
+            onehot(idx, cell, (n, len(left_syms) * len(right_syms))),
+        )  # fmt: skip
 
 
 @dataclass
 class CoarseGrammar:
-    """A PCFG prepared for dense chart passes."""
+    """A PCFG prepared for dense chart passes.
+
+    In the strict normal form a one-word span holds only pre-terminals and a longer span
+    only in-terminals, so the child kinds of a split are known from its position: the first
+    split has a one-word left child, the last a one-word right child, and only the middle
+    splits combine two in-terminals. The rules are split into four blocks accordingly
+    (``pp``, ``pi``, ``ip``, ``ii``); the edge splits are single products per rule and the
+    middle splits a batched matrix product over the small in-terminal x in-terminal block.
+    """
 
     n_symbols: int
-    prob: np.ndarray  # (R,)
-    parent: np.ndarray  # (R,)
-    left_syms: np.ndarray  # symbols that occur as left children
-    right_syms: np.ndarray
-    left_pos: np.ndarray  # (R,) position of the rule's left child in left_syms
-    right_pos: np.ndarray
-    to_parent: sp.csr_matrix  # (N, R): sums rule scores into parent symbols
-    pair_index: sp.csr_matrix  # (R, NB * NC): rule -> (left, right) cell
+    pp: RuleBlock
+    pi: RuleBlock
+    ip: RuleBlock
+    ii: RuleBlock
 
     @classmethod
     def build(cls, n_symbols: int, rules: np.ndarray, prob: np.ndarray) -> CoarseGrammar:
-        left_syms, left_pos = np.unique(rules[:, 1], return_inverse=True)
-        right_syms, right_pos = np.unique(rules[:, 2], return_inverse=True)
-        n_rules = len(rules)
-        ones = np.ones(n_rules)
-        to_parent = sp.csr_matrix((ones, (rules[:, 0], np.arange(n_rules))), (n_symbols, n_rules))
-        cell = left_pos * len(right_syms) + right_pos
-        pair_index = sp.csr_matrix(
-            (ones, (np.arange(n_rules), cell)), (n_rules, len(left_syms) * len(right_syms))
-        )
-        return cls(
-            n_symbols, np.asarray(prob, dtype=np.float64), rules[:, 0], left_syms, right_syms,
-            left_pos, right_pos, to_parent, pair_index,
-        )  # fmt: skip
+        prob = np.asarray(prob, dtype=np.float64)
+        pre = np.zeros(n_symbols, dtype=bool)
+        inter = np.zeros(n_symbols, dtype=bool)
+        inter[rules[:, 0]] = True
+        pre[~inter] = True  # symbols without binary rules can only be pre-terminals
+        lp, rp = pre[rules[:, 1]], pre[rules[:, 2]]
+        blocks = {}
+        for name, sel in (("pp", lp & rp), ("pi", lp & ~rp), ("ip", ~lp & rp), ("ii", ~lp & ~rp)):
+            blocks[name] = RuleBlock.build(n_symbols, rules[sel], prob[sel])
+        return cls(n_symbols, **blocks)
 
 
 def _chunks(n: int, per_row: int) -> list[slice]:
     step = max(1, _CHUNK_FLOATS // max(per_row, 1))
     return [slice(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _edge_inside(blk: RuleBlock, left: np.ndarray, right: np.ndarray, w: np.ndarray):
+    """Parent scores (S, N) from one split whose children's vectors are ``left``/``right``."""
+    v = left[:, blk.left] * right[:, blk.right] * (blk.prob * w[:, None])
+    return (blk.to_parent @ v.T).T
 
 
 def coarse_marginals(
@@ -98,22 +156,32 @@ def coarse_marginals(
     sc = np.zeros(layout.n_spans)
     if layout.max_length == 0:
         return alpha, np.full(len(layout.lengths), -np.inf)
-    blk = layout.block(1)
-    alpha[blk], sc[blk] = _rescale(np.asarray(lexical_scores, dtype=np.float64), sc[blk])
-    nb, nc = len(g.left_syms), len(g.right_syms)
+    blk1 = layout.block(1)
+    alpha[blk1], sc[blk1] = _rescale(np.asarray(lexical_scores, dtype=np.float64), sc[blk1])
+    ii = g.ii
+    nb, nc = len(ii.left_syms), len(ii.right_syms)
     for length in range(2, layout.max_length + 1):
         parents, left, right = layout.splits(length)
         k = length - 1
-        for ch in _chunks(len(parents), k * max(nb, nc) + nb * nc):
+        for ch in _chunks(len(parents), k * (nb + nc) + nb * nc):
             p, lft, rgt = parents[ch], left[ch], right[ch]
             pair = sc[lft] + sc[rgt]
             base = pair.max(axis=1)
-            w = np.exp(pair - base[:, None])
-            al = alpha[lft][:, :, g.left_syms] * w[:, :, None]  # (S, K, NB)
-            ar = alpha[rgt][:, :, g.right_syms]  # (S, K, NC)
-            sums = np.matmul(al.transpose(0, 2, 1), ar)  # (S, NB, NC)
-            scores = sums[:, g.left_pos, g.right_pos] * g.prob  # (S, R)
-            new = (g.to_parent @ scores.T).T
+            w = _split_weights(pair, base[:, None])
+            base[~np.isfinite(base)] = 0.0
+            if length == 2:
+                new = _edge_inside(g.pp, alpha[lft[:, 0]], alpha[rgt[:, 0]], w[:, 0])
+            else:
+                new = _edge_inside(g.pi, alpha[lft[:, 0]], alpha[rgt[:, 0]], w[:, 0])
+                new += _edge_inside(g.ip, alpha[lft[:, -1]], alpha[rgt[:, -1]], w[:, -1])
+            if length >= 4 and len(ii.prob):
+                mid = slice(1, k - 1)
+                al = alpha[lft[:, mid]][:, :, ii.left_syms] * w[:, mid, None]  # (S, K', NB)
+                ar = alpha[rgt[:, mid]][:, :, ii.right_syms]  # (S, K', NC)
+                # Contiguous operands keep the batched product on the BLAS path.
+                sums = np.matmul(np.ascontiguousarray(al.transpose(0, 2, 1)), ar)
+                scores = np.take(sums.reshape(len(p), -1), ii.cell, axis=1) * ii.prob
+                new += (ii.to_parent @ scores.T).T
             alpha[p], sc[p] = _rescale(np.asarray(new), base)
 
     roots = layout.root_spans()
@@ -126,20 +194,29 @@ def coarse_marginals(
     for length in range(layout.max_length, 1, -1):
         parents, left, right = layout.splits(length)
         k = length - 1
-        for ch in _chunks(len(parents), k * max(nb, nc) + nb * nc):
+        for ch in _chunks(len(parents), k * (nb + nc) + nb * nc):
             p, lft, rgt = parents[ch], left[ch], right[ch]
             bp = beta[p]
             if not bp.any():
                 continue
-            w = np.exp(sc[lft] + sc[rgt] - sc[p][:, None])
-            rule_beta = bp[:, g.parent] * g.prob  # (S, R)
-            cells = (g.pair_index.T @ rule_beta.T).T.reshape(len(p), nb, nc)
-            al = alpha[lft][:, :, g.left_syms] * w[:, :, None]
-            ar = alpha[rgt][:, :, g.right_syms] * w[:, :, None]
-            to_left = np.matmul(ar, cells.transpose(0, 2, 1))  # (S, K, NB)
-            to_right = np.matmul(al, cells)  # (S, K, NC)
-            _scatter_rows(beta, lft.ravel(), g.left_syms, to_left.reshape(-1, nb))
-            _scatter_rows(beta, rgt.ravel(), g.right_syms, to_right.reshape(-1, nc))
+            w = _split_weights(sc[lft] + sc[rgt], sc[p][:, None])
+            edges = [(g.pp, 0)] if length == 2 else [(g.pi, 0), (g.ip, k - 1)]
+            for blk, col in edges:
+                rb = bp[:, blk.parent] * (blk.prob * w[:, col, None])  # (S, R)
+                lv, rv = alpha[lft[:, col]], alpha[rgt[:, col]]
+                # Within one split column every parent has its own children: plain +=.
+                beta[lft[:, col]] += (blk.to_left.T @ (rb * rv[:, blk.right]).T).T
+                beta[rgt[:, col]] += (blk.to_right.T @ (rb * lv[:, blk.left]).T).T
+            if length >= 4 and len(ii.prob):
+                mid = slice(1, k - 1)
+                rule_beta = bp[:, ii.parent] * ii.prob
+                cells = (ii.pair_index.T @ rule_beta.T).T.reshape(len(p), nb, nc)
+                al = alpha[lft[:, mid]][:, :, ii.left_syms] * w[:, mid, None]
+                ar = alpha[rgt[:, mid]][:, :, ii.right_syms] * w[:, mid, None]
+                to_left = np.matmul(ar, np.ascontiguousarray(cells.transpose(0, 2, 1)))
+                to_right = np.matmul(al, cells)
+                _scatter_rows(beta, lft[:, mid].ravel(), ii.left_syms, to_left.reshape(-1, nb))
+                _scatter_rows(beta, rgt[:, mid].ravel(), ii.right_syms, to_right.reshape(-1, nc))
     return alpha * beta, log_z
 
 
@@ -159,7 +236,7 @@ class LatentGrammar:
     n_symbols: int
     states: np.ndarray
     rules: np.ndarray  # (R, 3)
-    tensors: list[np.ndarray]  # per rule (m_a, m_b * m_c)
+    tensors: np.ndarray  # (R, M, M * M) rule tensors, zero-padded to M = max states
     lexical: np.ndarray  # (L, M) padded
     lexical_parent: np.ndarray  # (L,) symbol of each lexical rule
     root: np.ndarray  # (N, M) padded
@@ -172,13 +249,16 @@ class LatentGrammar:
         return int(self.states.max())
 
     @classmethod
-    def from_model(cls, model) -> LatentGrammar:  # noqa: ANN001 (avoid import cycle)
+    def from_model(cls, model, dtype: type = np.float64) -> LatentGrammar:  # noqa: ANN001
+        """Arrange ``model``'s parameters; ``dtype`` float32 halves memory traffic."""
         g = model.grammar
         rules = g.binary
-        tensors = []
+        m = model.max_states
+        tensors = np.zeros((g.n_binary, m, m, m))
         for r in range(g.n_binary):
             t = model.binary_tensor(r)
-            tensors.append(np.ascontiguousarray(t.reshape(t.shape[0], -1)))
+            tensors[r, : t.shape[0], : t.shape[1], : t.shape[2]] = t
+        tensors = tensors.reshape(g.n_binary, m, m * m).astype(dtype)
         n = g.n_symbols
         keys = rules[:, 1] * n + rules[:, 2]
         order = np.argsort(keys, kind="stable")
@@ -214,15 +294,16 @@ def latent_marginals(
 ) -> LatentChart:
     """Inside-outside of an L-PCFG restricted to the ``allowed`` (spans, N) items.
 
-    ``lexical_pairs``: (span ids of length 1, lexical rule ids) whose scores feed the
-    pre-terminal items (several rules of one symbol on one word are summed).
+    ``lexical_pairs``: (span ids of length 1, lexical rule ids, weights) whose weighted
+    scores feed the pre-terminal items (several rules of one symbol on one word are summed).
     """
     n_sym, m_max = g.n_symbols, g.max_states
     keys = np.flatnonzero(allowed.ravel())  # row-major: sorted by span then symbol
     n_items = len(keys)
     item_span, item_sym = keys // n_sym, keys % n_sym
     span_first = np.searchsorted(item_span, np.arange(layout.n_spans + 1))
-    alpha = np.zeros((n_items, m_max))
+    dtype = g.tensors.dtype
+    alpha = np.zeros((n_items, m_max), dtype=dtype)
     sc = np.zeros(layout.n_spans)
     flops = 0
 
@@ -233,9 +314,9 @@ def latent_marginals(
         return np.where((n_items > 0) & (keys[pos] == want), pos, -1)
 
     # Pre-terminal items.
-    lex_span, lex_rule = lexical_pairs
+    lex_span, lex_rule, lex_weight = lexical_pairs
     if len(lex_rule):
-        from_lex = g.lexical[lex_rule]
+        from_lex = (g.lexical[lex_rule] * np.asarray(lex_weight)[:, None]).astype(dtype)
         lex_item = find(lex_span, g.lexical_parent[lex_rule])
         ok = lex_item >= 0
         np.add.at(alpha, lex_item[ok], from_lex[ok])
@@ -251,7 +332,7 @@ def latent_marginals(
         pair = sc[l_span] + sc[r_span]
         base = np.full(layout.n_spans, -np.inf)
         np.maximum.at(base, p_span, pair)
-        w = np.exp(pair - base[p_span])
+        w = _split_weights(pair, base[p_span])
         flops += _inside_rules(g, alpha, p_item, rule, l_item, r_item, w)
         blk = layout.block(length)
         sc[blk] = np.where(np.isfinite(base[blk]), base[blk], 0.0)
@@ -279,7 +360,7 @@ def latent_marginals(
         if trip is None:
             continue
         p_item, rule, l_item, r_item, l_span, r_span, p_span = trip
-        w = np.exp(sc[l_span] + sc[r_span] - sc[p_span])
+        w = _split_weights(sc[l_span] + sc[r_span], sc[p_span])
         flops += _outside_rules(g, alpha, beta, p_item, rule, l_item, r_item, w)
     return LatentChart(keys, alpha, beta, sc, log_z, flops)
 
@@ -293,10 +374,11 @@ def _normalise_spans(alpha: np.ndarray, sc: np.ndarray, span_first: np.ndarray, 
     starts = span_first[blk.start : blk.stop] - lo
     nonempty = np.flatnonzero(np.diff(np.append(starts, hi - lo)) > 0)
     mx = np.maximum.reduceat(rows, starts[nonempty])
-    mx[mx == 0] = 1.0
+    zero = mx == 0
+    mx[zero] = 1.0
     counts = np.diff(np.append(starts[nonempty], hi - lo))
     alpha[lo:hi] /= np.repeat(mx, counts)[:, None]
-    sc[blk.start + nonempty] += np.log(mx)
+    sc[blk.start + nonempty] += np.where(zero, -np.inf, np.log(mx))
 
 
 def _enumerate_triples(g, parents, left, right, span_first, item_sym, find):  # noqa: ANN001
@@ -334,46 +416,136 @@ def _enumerate_triples(g, parents, left, right, span_first, item_sym, find):  # 
     )  # fmt: skip
 
 
-def _groups(rule: np.ndarray, p_item: np.ndarray):
-    """Order triples by (rule, parent) and yield per rule: (triple idx, run starts, parents)."""
+# Rules with more (parent, rule) pairs than this get a matrix product of their own; the
+# others are batched in buckets of similar size (one batched product per bucket).
+_OWN_PRODUCT = 48
+
+
+def _pairs(rule: np.ndarray, p_item: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Triples ordered by (rule, parent) and their distinct (rule, parent) pairs.
+
+    Returns (order, pair start in order, pair of each ordered triple, pair rule, pair
+    parent).
+    """
     order = np.lexsort((p_item, rule))
-    r_sorted = rule[order]
-    bounds = np.flatnonzero(np.r_[True, r_sorted[1:] != r_sorted[:-1], True])
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        idx = order[a:b]
-        pp = p_item[idx]
-        starts = np.flatnonzero(np.r_[True, pp[1:] != pp[:-1]])
-        yield int(r_sorted[a]), idx, starts, pp[starts]
+    r, p = rule[order], p_item[order]
+    new = np.r_[True, (r[1:] != r[:-1]) | (p[1:] != p[:-1])]
+    starts = np.flatnonzero(new)
+    return order, starts, np.cumsum(new) - 1, r[starts], p[starts]
+
+
+def _buckets(group: np.ndarray, own: int = _OWN_PRODUCT):
+    """Yield (element indices, group ids, row of each element, slot of each element, cap).
+
+    ``group`` is sorted. Groups with more than ``own`` elements come one at a time; the
+    others in buckets of groups with similar sizes (capacity = a power of two), so that
+    one padded batched matrix product serves a whole bucket.
+    """
+    bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
+    first, counts = bounds[:-1], np.diff(bounds)
+    slot = np.arange(len(group)) - np.repeat(first, counts)
+    big = counts > own
+    for i in np.flatnonzero(big):
+        idx = np.arange(first[i], first[i] + counts[i])
+        yield idx, group[first[i : i + 1]], np.zeros(len(idx), np.int64), slot[idx], counts[i]
+    cap_of = (2 ** np.ceil(np.log2(np.maximum(counts, 1)))).astype(np.int64)
+    for cap in np.unique(cap_of[~big]):
+        here = np.flatnonzero(~big & (cap_of == cap))
+        row_of = np.full(len(counts), -1)
+        row_of[here] = np.arange(len(here))
+        idx = _ranges(first[here], counts[here])
+        yield idx, group[first[here]], np.repeat(row_of[here], counts[here]), slot[idx], int(cap)
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    return ragged_ranges(starts, counts)[1]
+
+
+def _segment_sum(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Sums of the row runs beginning at ``starts`` (a sparse product: np.add.reduceat
+    over rows of a 2-D array is several times slower)."""
+    n = len(values)
+    seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+    agg = sp.csr_matrix((np.ones(n), (seg, np.arange(n))), shape=(len(starts), n))
+    return agg @ values
+
+
+def _add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+    """``target[rows[i]] += values[i]`` with repeated rows summed (sort + reduceat)."""
+    if len(rows) == 0:
+        return
+    uniq, inv = np.unique(rows, return_inverse=True)
+    agg = sp.csr_matrix((np.ones(len(rows)), (inv, np.arange(len(rows)))),
+                        shape=(len(uniq), len(rows)))  # fmt: skip
+    target[uniq] += agg @ values
 
 
 def _inside_rules(g, alpha, p_item, rule, l_item, r_item, w) -> int:  # noqa: ANN001
-    flops = 0
-    for r, idx, starts, parents in _groups(rule, p_item):
-        a, b, c = g.rules[r]
-        ma, mb, mc = g.states[a], g.states[b], g.states[c]
-        x = alpha[l_item[idx], :mb] * w[idx, None]
-        y = alpha[r_item[idx], :mc]
-        outer = (x[:, :, None] * y[:, None, :]).reshape(len(idx), mb * mc)
-        z = np.add.reduceat(outer, starts, axis=0) if len(starts) < len(idx) else outer
-        alpha[parents, :ma] += z @ g.tensors[r].T
-        flops += 2 * len(parents) * ma * mb * mc + len(idx) * mb * mc
-    return flops
+    """Add every rule's contribution to its parents' inside vectors; returns flops.
+
+    Per (rule, parent) pair: z = sum over its splits of left (x) right inside vectors
+    (batched products over pairs with similar numbers of splits), then T_rule z
+    (batched products over rules with similar numbers of pairs).
+    """
+    m, dt = g.max_states, alpha.dtype
+    w = w.astype(dt)
+    order, _, pair_of, pair_rule, pair_parent = _pairs(rule, p_item)
+    x = alpha[l_item[order]] * w[order, None]
+    y = alpha[r_item[order]]
+    z = np.empty((len(pair_rule), m, m), dtype=dt)
+    for idx, pairs, rows, slots, cap in _buckets(pair_of, own=1 << 30):
+        if cap == 1:
+            z[pairs] = x[idx, :, None] * y[idx, None, :]
+            continue
+        xs = np.zeros((len(pairs), m, cap), dtype=dt)
+        ys = np.zeros((len(pairs), cap, m), dtype=dt)
+        xs[rows, :, slots] = x[idx]
+        ys[rows, slots] = y[idx]
+        z[pairs] = np.matmul(xs, ys)
+    z = z.reshape(len(pair_rule), m * m)
+    out = np.empty((len(pair_rule), m), dtype=dt)
+    for idx, rules, rows, slots, cap in _buckets(pair_rule):
+        zt = np.zeros((len(rules), m * m, cap), dtype=dt)
+        zt[rows, :, slots] = z[idx]
+        out[idx] = np.matmul(g.tensors[rules], zt)[rows, :, slots]  # (rules, M, cap)
+    _add_rows(alpha, pair_parent, out)
+    return 2 * len(pair_rule) * m**3 + 2 * len(order) * m * m
 
 
 def _outside_rules(g, alpha, beta, p_item, rule, l_item, r_item, w) -> int:  # noqa: ANN001
-    flops = 0
-    for r, idx, starts, parents in _groups(rule, p_item):
-        a, b, c = g.rules[r]
-        ma, mb, mc = g.states[a], g.states[b], g.states[c]
-        bp = beta[parents, :ma]
-        wmat = (bp @ g.tensors[r]).reshape(len(parents), mb, mc)
-        counts = np.diff(np.append(starts, len(idx)))
-        wt = np.repeat(wmat, counts, axis=0) * w[idx, None, None]
-        x = alpha[l_item[idx], :mb]
-        y = alpha[r_item[idx], :mc]
-        np.add.at(beta, (l_item[idx][:, None], np.arange(mb)[None, :]),
-                  np.einsum("nbc,nc->nb", wt, y))  # fmt: skip
-        np.add.at(beta, (r_item[idx][:, None], np.arange(mc)[None, :]),
-                  np.einsum("nbc,nb->nc", wt, x))  # fmt: skip
-        flops += 2 * len(parents) * ma * mb * mc + 4 * len(idx) * mb * mc
-    return flops
+    """Add every rule's contribution to its children's outside vectors; returns flops.
+
+    Per (rule, parent) pair: W = beta_parent T_rule (an M x M matrix, batched over rules),
+    then per split W alpha_right to the left child and W' alpha_left to the right child
+    (batched over pairs with similar numbers of splits).
+    """
+    m, dt = g.max_states, alpha.dtype
+    w = w.astype(dt)
+    order, _, pair_of, pair_rule, pair_parent = _pairs(rule, p_item)
+    wpair = np.empty((len(pair_rule), m * m), dtype=dt)
+    bp = beta[pair_parent]
+    for idx, rules, rows, slots, cap in _buckets(pair_rule):
+        bt = np.zeros((len(rules), cap, m), dtype=dt)
+        bt[rows, slots] = bp[idx]
+        wpair[idx] = np.matmul(bt, g.tensors[rules])[rows, slots]  # (rules, cap, M * M)
+    wpair = wpair.reshape(-1, m, m)
+    li, ri = l_item[order], r_item[order]
+    xl = alpha[li] * w[order, None]
+    xr = alpha[ri] * w[order, None]
+    to_left = np.empty((len(order), m), dtype=dt)
+    to_right = np.empty((len(order), m), dtype=dt)
+    for idx, pairs, rows, slots, cap in _buckets(pair_of, own=1 << 30):
+        wp = wpair[pairs]
+        if cap == 1:
+            to_left[idx] = np.einsum("nbc,nc->nb", wp, xr[idx])
+            to_right[idx] = np.einsum("nbc,nb->nc", wp, xl[idx])
+            continue
+        a = np.zeros((len(pairs), m, cap), dtype=dt)
+        a[rows, :, slots] = xr[idx]
+        to_left[idx] = np.matmul(wp, a)[rows, :, slots]
+        b = np.zeros((len(pairs), cap, m), dtype=dt)
+        b[rows, slots] = xl[idx]
+        to_right[idx] = np.matmul(b, wp)[rows, slots]
+    _add_rows(beta, li, to_left)
+    _add_rows(beta, ri, to_right)
+    return 2 * len(pair_rule) * m**3 + 4 * len(order) * m * m

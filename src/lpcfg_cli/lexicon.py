@@ -3,10 +3,12 @@
 Training words seen at most ``rare`` times are replaced by a word-shape signature
 (capitalisation, digits, dashes, common English suffixes, in the manner of the Berkeley
 parser's ``UNK`` classes), so that the grammar learns which pre-terminals take unseen words of
-each shape. At parse time a known word maps to itself; any other token maps to its
-signature; a token whose signature was never seen either maps to *every* signature (its
-lexical score for a pre-terminal is the total probability of that pre-terminal emitting some
-rare word), so no sentence is ever unparsable for lack of a lexical rule.
+each shape. At parse time a known word maps to itself. Any other token ``w`` with signature ``s`` is
+scored for pre-terminal ``a`` by ``(1 - lam) q(a -> s) + lam f_s sum_s' q(a -> s')``: its
+own signature's rule, backed off to "some rare word" scaled by the signature's share ``f_s``
+of the rare training tokens, so that a pre-terminal that never took a word of this shape
+still can (an all-capitals headline needs VBZ for ``APPEARS``). A signature never seen in
+training uses the share of a signature seen once.
 """
 
 from __future__ import annotations
@@ -73,11 +75,19 @@ class Lexicon:
     ``words`` is the grammar's vocabulary: known words and the signatures seen in training.
     """
 
-    def __init__(self, words: Sequence[str], known: Iterable[str]):
+    #: Weight of the back-off to "any rare word" in an unknown word's lexical score.
+    BACKOFF = 0.1
+
+    def __init__(
+        self, words: Sequence[str], known: Iterable[str], counts: Sequence[int] | None = None
+    ):
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.known = set(known)
         self.signature_ids = [i for i, w in enumerate(self.words) if is_signature(w)]
+        counts = list(counts) if counts is not None else [1] * len(self.words)
+        self.rare_total = max(1, sum(counts[i] for i in self.signature_ids))
+        self.counts = counts
 
     @staticmethod
     def known_words(tokens: Iterable[str], rare: int) -> set[str]:
@@ -99,3 +109,15 @@ class Lexicon:
         if sig is not None:
             return [sig]
         return list(self.signature_ids)
+
+    def lookup_weighted(self, token: str, position: int) -> list[tuple[int, float]]:
+        """(word id, weight) pairs whose weighted lexical rules score ``token``."""
+        token = canonical(token)
+        if token in self.known:
+            return [(self.index[token], 1.0)]
+        sig = self.index.get(signature(token, position == 0))
+        share = (self.counts[sig] if sig is not None else 1) / self.rare_total
+        out = [(i, self.BACKOFF * share) for i in self.signature_ids]
+        if sig is not None:
+            out.append((sig, 1.0 - self.BACKOFF))
+        return out

@@ -201,6 +201,7 @@ class LPCFG:
                 lexical=arrays["rules_lexical"],
                 binarization=dict(gj.get("binarization", {})),
                 rare=int(gj.get("rare", 1)),
+                word_counts=gj.get("word_counts"),
             )
             grammar.validate()
             coarse = PCFGParams(

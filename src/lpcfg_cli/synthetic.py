@@ -6,8 +6,8 @@ the learners) and by ``make demo`` when the Penn Treebank sample is not installe
 
 from __future__ import annotations
 
-import numpy as np
 import nltk
+import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import Grammar
@@ -60,7 +60,8 @@ def random_lpcfg(
             probs = rng.dirichlet(np.full(sum(sizes), concentration))
             pos = 0
             for r in rules:
-                model.binary_tensor(r)[h] = probs[pos : pos + states * states].reshape(states, states)
+                block = probs[pos : pos + states * states]
+                model.binary_tensor(r)[h] = block.reshape(states, states)
                 pos += states * states
             for lx in lex:
                 model.lexical_vector(lx)[h] = probs[pos]
@@ -101,7 +102,9 @@ def sample_trees(
             for r in np.flatnonzero(g.binary[:, 0] == a):
                 t = model.binary_tensor(r)[h]
                 probs.append(t.ravel())
-                outcomes += [("b", int(r), i, j) for i in range(t.shape[0]) for j in range(t.shape[1])]
+                outcomes += [
+                    ("b", int(r), i, j) for i in range(t.shape[0]) for j in range(t.shape[1])
+                ]
             for x in np.flatnonzero(g.lexical[:, 0] == a):
                 probs.append([model.lexical_vector(x)[h]])
                 outcomes.append(("l", int(x), 0, 0))
@@ -114,19 +117,29 @@ def sample_trees(
     trees = []
     for _ in range(n):
         k = rng.choice(len(root_p), p=root_p / root_p.sum())
-        budget = [max_nodes]
-
-        def grow(a: int, h: int) -> nltk.Tree:
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise LpcfgError(f"sampled tree exceeds {max_nodes} nodes (inconsistent PCFG?)")
-            p, outcomes = table(a, h)
-            kind, rid, h2, h3 = outcomes[rng.choice(len(p), p=p)]
-            label = f"{g.symbols[a]}-{h}" if latent else g.symbols[a]
-            if kind == "l":
-                return nltk.Tree(label, [g.words[g.lexical[rid, 1]]])
-            _, b, c = g.binary[rid]
-            return nltk.Tree(label, [grow(int(b), h2), grow(int(c), h3)])
-
-        trees.append(grow(int(root_sym[k]), int(root_h[k])))
+        trees.append(_grow(g, table, rng, int(root_sym[k]), int(root_h[k]), latent, max_nodes))
     return trees
+
+
+def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> nltk.Tree:  # noqa: ANN001
+    """One tree top-down with an explicit stack (no recursion limit on deep trees)."""
+    root: list = []
+    stack = [(a, h, root)]
+    nodes = 0
+    while stack:
+        a, h, slot = stack.pop()
+        nodes += 1
+        if nodes > max_nodes:
+            raise LpcfgError(f"sampled tree exceeds {max_nodes} nodes (inconsistent PCFG?)")
+        p, outcomes = table(a, h)
+        kind, rid, h2, h3 = outcomes[rng.choice(len(p), p=p)]
+        label = f"{g.symbols[a]}-{h}" if latent else g.symbols[a]
+        if kind == "l":
+            slot.append(nltk.Tree(label, [g.words[g.lexical[rid, 1]]]))
+            continue
+        node = nltk.Tree(label, [])
+        slot.append(node)
+        _, b, c = g.binary[rid]
+        stack.append((int(c), h3, node))  # popped second: right child after left
+        stack.append((int(b), h2, node))
+    return root[0]

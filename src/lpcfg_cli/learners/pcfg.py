@@ -36,10 +36,27 @@ def normalise_rules(
     return binary / total[grammar.binary[:, 0]], lexical / total[grammar.lexical[:, 0]]
 
 
+def tied_lexical(grammar: Grammar, lexical: np.ndarray) -> np.ndarray:
+    """Lexical weights with emissions pooled over pre-terminals of one final tag.
+
+    Each pre-terminal ``a`` keeps its total lexical weight, distributed over words as its
+    emission group (``emission_groups``) distributes its pooled counts.
+    """
+    group = grammar.emission_groups()[grammar.lexical[:, 0]]
+    word = grammar.lexical[:, 1]
+    key = group * len(grammar.words) + word
+    uniq, inv = np.unique(key, return_inverse=True)
+    pooled = np.bincount(inv, lexical)[inv]
+    group_total = np.bincount(group, lexical, minlength=group.max() + 1)[group]
+    own_total = np.bincount(grammar.lexical[:, 0], lexical, minlength=grammar.n_symbols)
+    share = np.divide(pooled, group_total, out=np.zeros_like(pooled), where=group_total > 0)
+    return share * own_total[grammar.lexical[:, 0]]
+
+
 def estimate_pcfg(grammar: Grammar, bank: CompiledTreebank) -> PCFGParams:
-    """Maximum-likelihood PCFG of the treebank."""
+    """Maximum-likelihood PCFG of the treebank, with emissions tied across unary chains."""
     binary, lexical, root = rule_counts(grammar, bank)
-    pb, pl = normalise_rules(grammar, binary, lexical)
+    pb, pl = normalise_rules(grammar, binary, tied_lexical(grammar, lexical))
     return PCFGParams(pb, pl, root / max(root.sum(), 1.0))
 
 
