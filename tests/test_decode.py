@@ -1,0 +1,63 @@
+"""Goodman's max-marginal decoding against enumeration of every tree."""
+
+from __future__ import annotations
+
+import nltk
+import numpy as np
+import pytest
+
+from lpcfg_cli.decode import best_labels, goodman_trees
+from lpcfg_cli.synthetic import random_lpcfg
+from tests.test_inside_outside import run_latent, short_sentences
+
+
+def all_trees(i, j, labels):
+    """Every binary bracketing of [i, j) with any label available for each span."""
+    if j - i == 1:
+        for a, score in labels.get((i, j), []):
+            yield score, nltk.Tree(a, [str(i)])
+        return
+    for k in range(i + 1, j):
+        for ls, lt in all_trees(i, k, labels):
+            for rs, rt in all_trees(k, j, labels):
+                for a, score in labels.get((i, j), []):
+                    yield ls + rs + score, nltk.Tree(a, [lt, rt])
+
+
+def tree_score(tree, scores, i=0):
+    """Sum of |marginals| of a decoded tree's items; returns (score, end)."""
+    if isinstance(tree[0], str):
+        return scores[(tree.label(), i, i + 1)], i + 1
+    left, k = tree_score(tree[0], scores, i)
+    right, j = tree_score(tree[1], scores, k)
+    return left + right + scores[(tree.label(), i, j)], j
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_goodman_tree_maximises_summed_marginals(seed):
+    model = random_lpcfg(n_inter=3, n_pre=3, n_words=5, states=2, rules_per_symbol=5,
+                         seed=seed)  # fmt: skip
+    g = model.grammar
+    sentences = [s for s in short_sentences(model, 20, 5, seed) if len(s) >= 3][:3]
+    assert sentences
+    layout, chart = run_latent(model, sentences)
+    marg = chart.marginals()
+    item_span, item_sym = chart.keys // g.n_symbols, chart.keys % g.n_symbols
+    root_ok = np.ones(g.n_symbols, dtype=bool)
+    span_score, span_label = best_labels(layout, item_span, item_sym, marg, root_ok)
+    trees = goodman_trees(layout, span_score, span_label, g.symbols, sentences)
+    for s, words in enumerate(sentences):
+        labels: dict = {}
+        scores: dict = {}
+        for span, a, mu in zip(item_span, item_sym, marg, strict=True):
+            if layout.span_sent[span] != s or mu <= 1e-14:
+                continue
+            i = int(layout.span_start[span])
+            key = (i, i + int(layout.span_len[span]))
+            labels.setdefault(key, []).append((g.symbols[a], abs(mu)))
+            scores[(g.symbols[a],) + key] = abs(mu)
+        best = max(score for score, _ in all_trees(0, len(words), labels))
+        got, end = tree_score(trees[s], scores)
+        assert end == len(words)
+        assert trees[s].leaves() == words
+        assert got == pytest.approx(best, rel=1e-9)
