@@ -1,14 +1,113 @@
-"""`lpcfg parse` (not available yet)."""
+"""`lpcfg parse`: one sentence per line in, one tree per line out, same order."""
+
+from __future__ import annotations
 
 import click
+from tqdm import tqdm
 
 from lpcfg_cli.config import config_option
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.fileio import atomic_output, display_name, read_text
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.parallel import parse_sentences
+from lpcfg_cli.trees import format_tree, read_treebank, words
 
 
-@click.command(name="parse", context_settings={"ignore_unknown_options": True})
+def _read_sentences(path: str, kind: str) -> list[list[str]]:
+    if kind == "trees":
+        return [words(rec.tree) for rec in read_treebank([path])]
+    text = read_text(path)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.split() for line in lines]
+
+
+@click.command(name="parse")
 @config_option
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args: tuple[str, ...]) -> None:
-    """Not available yet."""
-    raise LpcfgError("'lpcfg parse' is not available yet")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("input", default="-", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "-o",
+    "--output",
+    default="-",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Where to write the trees (default stdout; files are written atomically).",
+)
+@click.option(
+    "--input",
+    "input_kind",
+    type=click.Choice(["text", "trees"]),
+    default="text",
+    show_default=True,
+    help="`trees`: take the words of PTB trees (e.g. a gold file).",
+)
+@click.option(
+    "--prune",
+    type=click.FloatRange(min=0.0, max=1.0),
+    default=1e-5,
+    show_default=True,
+    help="Coarse-to-fine posterior threshold (0 = no pruning).",
+)
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes."
+)
+@click.option(
+    "--max-length",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Longer sentences get a flat fallback tree instead of a parse.",
+)
+@click.option(
+    "--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr."
+)
+def command(
+    model: str,
+    input: str,
+    output: str,
+    input_kind: str,
+    prune: float,
+    jobs: int,
+    max_length: int | None,
+    progress: bool,
+) -> None:
+    """Parse sentences from INPUT (default stdin) with MODEL.
+
+    One sentence per line, tokens separated by spaces; the output has exactly one tree per
+    input line, in order, wrapped in (TOP ...). An empty line gives the empty tree ().
+    A sentence that cannot be parsed gets a flat fallback tree, counted in the summary.
+
+    \b
+    Example:
+      lpcfg parse model.npz data/test.txt -o test.parsed
+    """
+    lpcfg = LPCFG.load(model)
+    sentences = _read_sentences(input, input_kind)
+    bar = tqdm(
+        total=len(sentences),
+        desc="parse",
+        unit="sent",
+        disable=not progress,
+        file=click.get_text_stream("stderr"),
+        leave=False,
+    )
+    with bar:
+        results, stats = parse_sentences(
+            model,
+            lpcfg,
+            sentences,
+            prune=prune,
+            jobs=jobs,
+            max_length=max_length,
+            progress=bar.update,
+        )
+    with atomic_output(output) as fh:
+        for res in results:
+            fh.write((format_tree(res.tree, root="TOP") if res.tree is not None else "()") + "\n")
+    rate = len(sentences) / stats.seconds if stats.seconds > 0 else float("inf")
+    reasons = ", ".join(f"{n} {why}" for why, n in sorted(stats.reasons.items()))
+    click.echo(
+        f"lpcfg: parsed {len(sentences)} sentences from {display_name(input)} in "
+        f"{stats.seconds:.1f} s ({rate:.1f} sentences/s), {stats.fallbacks} fallback"
+        + (f" ({reasons})" if reasons else ""),
+        err=True,
+    )

@@ -1,14 +1,103 @@
-"""`lpcfg sample` (not available yet)."""
+"""`lpcfg sample`: draw trees from a model, or build a random L-PCFG."""
+
+from __future__ import annotations
 
 import click
 
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.fileio import atomic_output
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.trees import format_tree
 
 
-@click.command(name="sample", context_settings={"ignore_unknown_options": True})
+@click.command(name="sample")
 @config_option
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args: tuple[str, ...]) -> None:
-    """Not available yet."""
-    raise LpcfgError("'lpcfg sample' is not available yet")
+@click.argument("model", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "-n",
+    "count",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Number of trees to draw.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--latent", is_flag=True, help="Label every node with its latent state (A-h).")
+@click.option(
+    "-o",
+    "--output",
+    default="-",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Where to write the trees (default stdout).",
+)
+@click.option(
+    "--random-grammar",
+    "random_grammar",
+    type=click.Path(dir_okay=False),
+    help="Instead of sampling, write a random L-PCFG to this model file.",
+)
+@click.option(
+    "--inter",
+    type=click.IntRange(min=1),
+    default=6,
+    show_default=True,
+    help="Random grammar: in-terminal symbols.",
+)
+@click.option(
+    "--pre",
+    type=click.IntRange(min=1),
+    default=6,
+    show_default=True,
+    help="Random grammar: pre-terminal symbols.",
+)
+@click.option(
+    "--words",
+    "n_words",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Random grammar: vocabulary size.",
+)
+@click.option(
+    "--states",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Random grammar: latent states per symbol.",
+)
+def command(
+    model: str | None,
+    count: int,
+    seed: int,
+    latent: bool,
+    output: str,
+    random_grammar: str | None,
+    inter: int,
+    pre: int,
+    n_words: int,
+    states: int,
+) -> None:
+    """Draw N trees from MODEL (a probabilistic-form model), one per line.
+
+    With --random-grammar FILE, write a random L-PCFG of the chosen sizes instead (it can
+    then be sampled to make synthetic treebanks).
+
+    \b
+    Examples:
+      lpcfg sample --random-grammar g.npz --states 3 --seed 1
+      lpcfg sample g.npz -n 1000 --seed 2 > synthetic.mrg
+    """
+    if random_grammar:
+        random_lpcfg(n_inter=inter, n_pre=pre, n_words=n_words, states=states, seed=seed).save(
+            random_grammar
+        )
+        click.echo(f"lpcfg: wrote random L-PCFG to {random_grammar}", err=True)
+        return
+    if model is None:
+        raise LpcfgError("give a MODEL to sample from, or --random-grammar FILE")
+    trees = sample_trees(LPCFG.load(model), count, seed=seed, latent=latent)
+    with atomic_output(output) as fh:
+        for tree in trees:
+            fh.write(format_tree(tree) + "\n")

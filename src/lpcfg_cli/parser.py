@@ -1,0 +1,232 @@
+"""Coarse-to-fine parsing with an L-PCFG.
+
+1. The treebank PCFG (the model's coarse grammar) runs inside-outside over the full chart.
+2. Items whose coarse posterior is below ``prune`` are dropped; the latent model runs
+   inside-outside over the survivors only and gives the marginals ``mu(a, i, j)``.
+3. Goodman's max-marginal decoding picks the binarized tree, which is debinarized.
+
+If the pruned chart holds no complete parse the sentence is retried with a looser threshold,
+then without pruning; a sentence that still cannot be parsed (or is longer than
+``max_length``) gets a fallback tree: its words, tagged with their most likely pre-terminal,
+flat under the most likely root symbol. Every sentence yields exactly one tree.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import nltk
+import numpy as np
+import scipy.sparse as sp
+
+from lpcfg_cli.binarize import debinarize
+from lpcfg_cli.chart import SpanLayout
+from lpcfg_cli.decode import best_labels, goodman_trees
+from lpcfg_cli.inside_outside import (
+    CoarseGrammar,
+    LatentGrammar,
+    coarse_marginals,
+    latent_marginals,
+)
+from lpcfg_cli.model import LPCFG
+
+# Most spans the charts of one batch may hold (bounds memory: a few (spans, symbols) arrays).
+MAX_BATCH_SPANS = 20_000
+
+
+@dataclass
+class ParseResult:
+    """One sentence's tree (debinarized, no TOP wrapper) and how it was obtained."""
+
+    tree: nltk.Tree | None  # None only for an empty sentence
+    fallback: str | None = None  # why a fallback tree was emitted
+    threshold: float | None = None  # pruning threshold that succeeded
+
+
+@dataclass
+class ParseStats:
+    sentences: int = 0
+    fallbacks: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    latent_flops: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+class Parser:
+    """Parses token sequences with ``model``; reusable across batches."""
+
+    def __init__(self, model: LPCFG, prune: float = 1e-5, max_length: int | None = None):
+        self.model = model
+        self.prune = prune
+        self.max_length = max_length
+        g = model.grammar
+        self.symbols = g.symbols
+        self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
+        self.latent = (
+            None
+            if int(model.states.max()) == 1
+            and model.form == "probabilistic"
+            and np.allclose(model.binary, model.coarse.binary)
+            else LatentGrammar.from_model(model, dtype=np.float32)
+        )
+        self.root_ok = np.array([not s.startswith("@") for s in g.symbols])
+        # word id -> lexical rules (CSR)
+        order = np.argsort(g.lexical[:, 1], kind="stable")
+        self.lex_by_word = order
+        self.lex_word_ptr = np.searchsorted(g.lexical[order, 1], np.arange(len(g.words) + 1))
+        self.stats = ParseStats()
+
+    # ------------------------------------------------------------------ public
+
+    def parse(
+        self,
+        sentences: Sequence[Sequence[str]],
+        progress: Callable[[int], None] | None = None,
+    ) -> list[ParseResult]:
+        """Parse every sentence (in order); ``progress(n)`` is called as sentences finish."""
+        t0 = time.perf_counter()
+        results: list[ParseResult | None] = [None] * len(sentences)
+        todo = []
+        for idx, words in enumerate(sentences):
+            if len(words) == 0:
+                results[idx] = ParseResult(None)
+            elif self.max_length is not None and len(words) > self.max_length:
+                results[idx] = self._fallback(words, f"longer than {self.max_length} words")
+            else:
+                todo.append(idx)
+        done = len(sentences) - len(todo)
+        if progress and done:
+            progress(done)
+        # Similar lengths together keeps batches dense; results go back in input order.
+        todo.sort(key=lambda i: len(sentences[i]))
+        for batch in self._batches([len(sentences[i]) for i in todo]):
+            idxs = [todo[i] for i in batch]
+            for idx, res in zip(idxs, self._parse_batch([sentences[i] for i in idxs]), strict=True):
+                results[idx] = res
+            if progress:
+                progress(len(idxs))
+        self.stats.sentences += len(sentences)
+        self.stats.seconds += time.perf_counter() - t0
+        out = [r for r in results if r is not None]
+        assert len(out) == len(sentences)
+        for r in out:
+            if r.fallback:
+                self.stats.fallbacks += 1
+                self.stats.reasons[r.fallback] = self.stats.reasons.get(r.fallback, 0) + 1
+        return out
+
+    # ------------------------------------------------------------------ internals
+
+    @staticmethod
+    def _batches(lengths: Sequence[int]) -> list[list[int]]:
+        batches: list[list[int]] = []
+        current: list[int] = []
+        spans = 0
+        for i, n in enumerate(lengths):
+            cost = n * (n + 1) // 2
+            if current and spans + cost > MAX_BATCH_SPANS:
+                batches.append(current)
+                current, spans = [], 0
+            current.append(i)
+            spans += cost
+        if current:
+            batches.append(current)
+        return batches
+
+    def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:  # noqa: ANN001
+        """(span id, lexical rule, weight) triples scoring every word of the batch."""
+        lexicon = self.model.grammar.lexicon
+        spans, rules, weights = [], [], []
+        for s, words in enumerate(sentences):
+            for t, word in enumerate(words):
+                span = int(layout.base[1, s] + t)
+                for w, weight in lexicon.lookup_weighted(word, t):
+                    lo, hi = self.lex_word_ptr[w], self.lex_word_ptr[w + 1]
+                    rules.append(self.lex_by_word[lo:hi])
+                    spans.append(np.full(hi - lo, span, dtype=np.int64))
+                    weights.append(np.full(hi - lo, weight))
+        if not rules:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros(0)
+        return np.concatenate(spans), np.concatenate(rules), np.concatenate(weights)
+
+    def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
+        g = self.model.grammar
+        layout = SpanLayout([len(s) for s in sentences])
+        lex_span, lex_rule, lex_weight = self._lexical(layout, sentences)
+        n1 = layout.block(1)
+        lex_scores = sp.coo_matrix(
+            (
+                self.model.coarse.lexical[lex_rule] * lex_weight,
+                (lex_span - n1.start, g.lexical[lex_rule, 0]),
+            ),
+            shape=(n1.stop - n1.start, g.n_symbols),
+        ).toarray()
+        mu, log_z = coarse_marginals(self.coarse, layout, lex_scores, self.model.coarse.root)
+        results: list[ParseResult | None] = [None] * len(sentences)
+        for s in np.flatnonzero(~np.isfinite(log_z)):
+            results[s] = self._fallback(sentences[s], "no parse under the coarse grammar")
+        ok = np.isfinite(log_z)
+        if self.latent is None:
+            item_span, item_sym = np.nonzero(mu > 0)
+            trees = self._decode(layout, item_span, item_sym, mu[item_span, item_sym], sentences)
+            for s in np.flatnonzero(ok):
+                results[s] = self._finish(sentences[s], trees[s], self.prune)
+            return [r for r in results if r is not None]
+
+        pending = np.flatnonzero(ok)
+        thresholds = [self.prune, self.prune * 1e-3, 0.0] if self.prune > 0 else [0.0]
+        for attempt, thr in enumerate(thresholds):
+            if len(pending) == 0:
+                break
+            if attempt:
+                self.stats.retries += len(pending)
+            keep = np.isin(layout.span_sent, pending)
+            allowed = (mu > 0) & (mu >= thr) & keep[:, None]
+            chart = latent_marginals(self.latent, layout, allowed, (lex_span, lex_rule, lex_weight))
+            self.stats.latent_flops += chart.flops
+            n = g.n_symbols
+            marg = chart.marginals()
+            trees = self._decode(layout, chart.keys // n, chart.keys % n, marg, sentences)
+            still = []
+            for s in pending:
+                if np.isfinite(chart.log_z[s]) and trees[s] is not None:
+                    results[s] = self._finish(sentences[s], trees[s], thr)
+                else:
+                    still.append(s)
+            pending = np.asarray(still, dtype=np.int64)
+        for s in pending:
+            results[s] = self._fallback(sentences[s], "no parse under the latent model")
+        return [r for r in results if r is not None]
+
+    def _decode(self, layout, item_span, item_sym, score, sentences):  # noqa: ANN001
+        span_score, span_label = best_labels(layout, item_span, item_sym, score, self.root_ok)
+        return goodman_trees(layout, span_score, span_label, self.symbols, sentences)
+
+    def _finish(self, words: Sequence[str], tree: nltk.Tree | None, thr: float) -> ParseResult:
+        if tree is None:
+            return self._fallback(words, "no tree")
+        return ParseResult(debinarize(tree), threshold=thr)
+
+    def _fallback(self, words: Sequence[str], reason: str) -> ParseResult:
+        """Words tagged with their most likely pre-terminal, flat under the best root."""
+        g = self.model.grammar
+        coarse = self.model.coarse
+        leaves = []
+        for t, word in enumerate(words):
+            best, tag = -1.0, None
+            for w in g.lexicon.lookup(word, t):
+                lo, hi = self.lex_word_ptr[w], self.lex_word_ptr[w + 1]
+                for rule in self.lex_by_word[lo:hi]:
+                    if coarse.lexical[rule] > best:
+                        best, tag = coarse.lexical[rule], g.symbols[g.lexical[rule, 0]]
+            base = (tag or "XX").split("+")[-1].split("^")[0]
+            leaves.append(nltk.Tree(base, [word]))
+        roots = np.where(self.root_ok & g.is_interterminal, coarse.root, -1.0)
+        label = (
+            g.symbols[int(np.argmax(roots))].split("+")[0].split("^")[0] if roots.max() > 0 else "S"
+        )
+        return ParseResult(nltk.Tree(label, leaves), fallback=reason)

@@ -1,0 +1,101 @@
+"""`lpcfg parse` / `train` / `sample` through the command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.trees import format_tree
+
+
+def run(*args: str, stdin: str | None = None, cwd: Path | None = None):
+    return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], input=stdin,
+                          capture_output=True, text=True, cwd=cwd)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """A PCFG trained on trees sampled from a random L-PCFG, and held-out sentences."""
+    d = tmp_path_factory.mktemp("syn")
+    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
+                         words_per_tag=8, seed=3)  # fmt: skip
+    trees = sample_trees(truth, 600, seed=4)
+    (d / "train.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[:500]))
+    (d / "test.txt").write_text("".join(" ".join(t.leaves()) + "\n" for t in trees[500:]))
+    res = run("train", "--method", "pcfg", str(d / "train.mrg"), "-o", str(d / "m.npz"))
+    assert res.returncode == 0, res.stderr
+    return d
+
+
+def test_parse_emits_one_tree_per_line_in_order(synthetic):
+    res = run("parse", str(synthetic / "m.npz"), str(synthetic / "test.txt"), "--no-progress")
+    assert res.returncode == 0, res.stderr
+    sents = (synthetic / "test.txt").read_text().splitlines()
+    lines = res.stdout.splitlines()
+    assert len(lines) == len(sents) == 100
+    for sent, line in zip(sents, lines, strict=True):
+        assert line.startswith("(TOP ")
+        assert " ".join(__import__("nltk").Tree.fromstring(line).leaves()) == sent
+    assert "sentences/s" in res.stderr
+
+
+ADVERSARIAL = [
+    "",
+    "w1",
+    "zzz qqq xxx",
+    "( ) -LRB- [ ]",
+    " ".join(["w1", "w2", "unknown"] * 40),
+    "w3 w4",
+]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_adversarial_input_gives_exactly_one_line_each(synthetic, jobs):
+    text = "\n".join(ADVERSARIAL) + "\n"
+    res = run("parse", str(synthetic / "m.npz"), "-", "--jobs", jobs, "--no-progress",
+              stdin=text * 5)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.split("\n")
+    assert lines[-1] == ""
+    lines = lines[:-1]
+    assert len(lines) == len(ADVERSARIAL) * 5
+    for i, line in enumerate(lines):
+        words = ADVERSARIAL[i % len(ADVERSARIAL)].split()
+        if not words:
+            assert line == "()"
+            continue
+        tree = __import__("nltk").Tree.fromstring(line)
+        assert len(tree.leaves()) == len(words)
+
+
+def test_parse_writes_output_atomically(synthetic, tmp_path):
+    out = tmp_path / "out.txt"
+    out.write_text("precious\n")
+    res = run("parse", str(tmp_path / "missing.npz"), str(synthetic / "test.txt"), "-o", str(out))
+    assert res.returncode == 2
+    assert res.stderr.startswith("lpcfg: error:") and res.stderr.count("\n") == 1
+    assert out.read_text() == "precious\n"
+
+
+def test_corrupt_model_is_refused(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    res = run("parse", str(bad), "-", stdin="a b\n")
+    assert res.returncode == 2
+    assert "not an lpcfg model file" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_sample_random_grammar_round_trip(tmp_path):
+    g = tmp_path / "g.npz"
+    assert run("sample", "--random-grammar", str(g), "--seed", "1").returncode == 0
+    a = run("sample", str(g), "-n", "5", "--seed", "2")
+    b = run("sample", str(g), "-n", "5", "--seed", "2")
+    c = run("sample", str(g), "-n", "5", "--seed", "3")
+    assert a.returncode == 0, a.stderr
+    assert a.stdout == b.stdout != c.stdout
+    assert len(a.stdout.splitlines()) == 5
