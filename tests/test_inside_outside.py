@@ -167,3 +167,19 @@ def test_single_precision_marginals_agree_with_double():
     _, single = run_latent(model, sentences, dtype=np.float32)
     np.testing.assert_allclose(single.log_z, exact.log_z, rtol=1e-5)
     np.testing.assert_allclose(single.marginals(), exact.marginals(), atol=1e-5)
+
+
+def test_split_model_is_a_proper_latent_model_with_the_same_sentence_probabilities():
+    """Splitting a PCFG into m states (EM's starting point) keeps it normalised, and with
+    no noise every sentence probability equals the PCFG's."""
+    from lpcfg_cli.synthetic import split_model
+
+    pcfg = random_lpcfg(n_inter=3, n_pre=3, n_words=6, states=1, rules_per_symbol=4, seed=5)
+    noisy = split_model(pcfg, 3, noise=0.05, seed=1)
+    assert noisy.check_probabilistic() < 1e-12
+    assert not np.allclose(noisy.binary_tensor(0)[0], noisy.binary_tensor(0)[1])
+    exact = split_model(pcfg, 3, noise=0.0)
+    sentences = short_sentences(pcfg, 5, 6, seed=5)
+    _, a = run_latent(pcfg, sentences)
+    _, b = run_latent(exact, sentences)
+    np.testing.assert_allclose(b.log_z, a.log_z, rtol=1e-10)
