@@ -52,6 +52,8 @@ class ParseStats:
     retries: int = 0
     seconds: float = 0.0
     latent_flops: int = 0
+    coarse_seconds: float = 0.0
+    latent_seconds: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
 
 
@@ -165,7 +167,9 @@ class Parser:
             ),
             shape=(n1.stop - n1.start, g.n_symbols),
         ).toarray()
+        t0 = time.perf_counter()
         mu, log_z = coarse_marginals(self.coarse, layout, lex_scores, self.model.coarse.root)
+        self.stats.coarse_seconds += time.perf_counter() - t0
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
             results[s] = self._fallback(sentences[s], "no parse under the coarse grammar")
@@ -186,7 +190,9 @@ class Parser:
                 self.stats.retries += len(pending)
             keep = np.isin(layout.span_sent, pending)
             allowed = (mu > 0) & (mu >= thr) & keep[:, None]
+            t0 = time.perf_counter()
             chart = latent_marginals(self.latent, layout, allowed, (lex_span, lex_rule, lex_weight))
+            self.stats.latent_seconds += time.perf_counter() - t0
             self.stats.latent_flops += chart.flops
             n = g.n_symbols
             marg = chart.marginals()
