@@ -99,3 +99,19 @@ def test_sample_random_grammar_round_trip(tmp_path):
     assert a.returncode == 0, a.stderr
     assert a.stdout == b.stdout != c.stdout
     assert len(a.stdout.splitlines()) == 5
+
+
+def test_input_trees_and_max_length(synthetic, tmp_path):
+    gold = tmp_path / "gold.mrg"
+    sents = (synthetic / "test.txt").read_text().splitlines()[:5]
+    gold.write_text("".join(f"( (X {' '.join(f'(T {w})' for w in s.split())}) )\n" for s in sents))
+    res = run("parse", str(synthetic / "m.npz"), str(gold), "--input", "trees", "--no-progress",
+              "--max-length", "3")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.splitlines()
+    assert len(out) == 5
+    long = sum(len(s.split()) > 3 for s in sents)
+    assert long > 0
+    assert f"{long} fallback" in res.stderr
+    for s, line in zip(sents, out, strict=True):
+        assert __import__("nltk").Tree.fromstring(line).leaves() == s.split()
