@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
+from lpcfg_cli.commands.options import binarization_options, output_option, skip_bad_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
@@ -19,40 +20,14 @@ def _warn(err: LpcfgError) -> None:
 @config_option
 @click.argument("inputs", metavar="[INPUT]...", nargs=-1,
                 type=click.Path(dir_okay=False, allow_dash=True))  # fmt: skip
-@click.option(
-    "-o",
-    "--output",
-    default="-",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Where to write the trees (default stdout; files are written atomically).",
-)
-@click.option(
-    "--horizontal",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Horizontal markovization order (siblings an intermediate symbol remembers).",
-)
-@click.option(
-    "--vertical",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Vertical order: 1 = none, 2 = parent annotation, 3 = grandparent too.",
-)
-@click.option(
-    "--factor",
-    type=click.Choice(["right", "left"]),
-    default="right",
-    show_default=True,
-    help="Factor n-ary nodes to the right or to the left.",
-)
+@output_option("trees")
+@binarization_options
 @click.option(
     "--reverse",
     is_flag=True,
     help="Debinarize: binarized trees in, normalised original-form trees out.",
 )
-@click.option("--skip-bad", is_flag=True, help="Report malformed trees on stderr and go on.")
+@skip_bad_option
 def command(
     inputs: tuple[str, ...],
     output: str,

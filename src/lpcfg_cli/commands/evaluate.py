@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from lpcfg_cli.commands.options import output_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
 from lpcfg_cli.evalb import PARAMS, convention_warning, evaluate_lines, format_report
@@ -21,13 +22,7 @@ def _lines(path: str) -> list[str]:
 @config_option
 @click.argument("gold", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("test", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "-o",
-    "--output",
-    default="-",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Where to write the report (default stdout).",
-)
+@output_option("report")
 @click.option(
     "--cutoff",
     type=click.IntRange(min=0),

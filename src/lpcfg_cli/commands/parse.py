@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from tqdm import tqdm
 
+from lpcfg_cli.commands.options import output_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.fileio import atomic_output, display_name, read_text
 from lpcfg_cli.model import LPCFG
@@ -26,13 +27,7 @@ def _read_sentences(path: str, kind: str) -> list[list[str]]:
 @config_option
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.argument("input", default="-", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "-o",
-    "--output",
-    default="-",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Where to write the trees (default stdout; files are written atomically).",
-)
+@output_option("trees")
 @click.option(
     "--input",
     "input_kind",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from lpcfg_cli.commands.options import output_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
@@ -25,13 +26,7 @@ from lpcfg_cli.trees import format_tree
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--latent", is_flag=True, help="Label every node with its latent state (A-h).")
-@click.option(
-    "-o",
-    "--output",
-    default="-",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Where to write the trees (default stdout).",
-)
+@output_option("trees")
 @click.option(
     "--random-grammar",
     "random_grammar",

@@ -7,6 +7,7 @@ import time
 import click
 
 from lpcfg_cli.binarize import BinarizeOptions
+from lpcfg_cli.commands.options import binarization_options, skip_bad_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.learners.pcfg import train_pcfg
@@ -62,27 +63,7 @@ def _warn(err: LpcfgError) -> None:
     help="Start EM from an existing probabilistic model.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option(
-    "--horizontal",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Horizontal markovization order of the binarization.",
-)
-@click.option(
-    "--vertical",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Vertical order (1 = no parent annotation).",
-)
-@click.option(
-    "--factor",
-    type=click.Choice(["right", "left"]),
-    default="right",
-    show_default=True,
-    help="Binarization factoring direction.",
-)
+@binarization_options
 @click.option(
     "--rare",
     type=click.IntRange(min=0),
@@ -90,7 +71,7 @@ def _warn(err: LpcfgError) -> None:
     show_default=True,
     help="Words seen at most this often become unknown-word signatures.",
 )
-@click.option("--skip-bad", is_flag=True, help="Report and skip malformed trees.")
+@skip_bad_option
 def command(
     treebank: tuple[str, ...],
     output: str,
