@@ -183,3 +183,38 @@ def test_split_model_is_a_proper_latent_model_with_the_same_sentence_probabiliti
     _, a = run_latent(pcfg, sentences)
     _, b = run_latent(exact, sentences)
     np.testing.assert_allclose(b.log_z, a.log_z, rtol=1e-10)
+
+
+def test_sentence_probability_equals_sum_over_sampled_trees():
+    """On a tiny grammar, sampling finds every tree of a short sentence: the distinct
+    sampled trees' probabilities add up to the chart's sentence probability."""
+    import nltk
+
+    model = random_lpcfg(n_inter=2, n_pre=2, n_words=3, states=2, rules_per_symbol=3,
+                         words_per_tag=2, seed=21)  # fmt: skip
+    g = model.grammar
+    trees = sample_trees(model, 20000, seed=22)
+    by_yield: dict[tuple[str, ...], set[str]] = {}
+    for t in trees:
+        by_yield.setdefault(tuple(t.leaves()), set()).add(str(t))
+    sentence, distinct = max(
+        ((s, d) for s, d in by_yield.items() if 3 <= len(s) <= 4), key=lambda kv: len(kv[1])
+    )
+    assert len(distinct) >= 2
+
+    def tree_prob(text: str) -> float:
+        tree = nltk.Tree.fromstring(text)
+
+        def inside(node):
+            a = g.symbol_index[node.label()]
+            if isinstance(node[0], str):
+                return model.lexical_vector(g.lexical_id(a, g.words.index(node[0])))
+            left, right = inside(node[0]), inside(node[1])
+            r = g.rule_id(a, g.symbol_index[node[0].label()], g.symbol_index[node[1].label()])
+            return np.einsum("hbc,b,c->h", model.binary_tensor(r), left, right)
+
+        return float(model.root_vector(g.symbol_index[tree.label()]) @ inside(tree))
+
+    total = sum(tree_prob(t) for t in distinct)
+    _, chart = run_latent(model, [list(sentence)])
+    assert total == pytest.approx(np.exp(chart.log_z[0]), rel=1e-9)
