@@ -434,7 +434,7 @@ def _pairs(rule: np.ndarray, p_item: np.ndarray) -> tuple[np.ndarray, ...]:
     return order, starts, np.cumsum(new) - 1, r[starts], p[starts]
 
 
-def _buckets(group: np.ndarray, own: int = _OWN_PRODUCT):
+def buckets(group: np.ndarray, own: int = _OWN_PRODUCT):
     """Yield (element indices, group ids, row of each element, slot of each element, cap).
 
     ``group`` is sorted. Groups with more than ``own`` elements come one at a time; the
@@ -480,6 +480,32 @@ def _add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
     target[uniq] += agg @ values
 
 
+def apply_rules(tensors: np.ndarray, rule: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``T[rule[i]] @ z[i]`` for every i: (n, M) from (n, M*M); ``rule`` must be sorted.
+
+    ``tensors`` is (R, M, M*M). Rules with similar numbers of elements share one padded
+    batched matrix product.
+    """
+    m = tensors.shape[1]
+    out = np.empty((len(rule), m), dtype=z.dtype)
+    for idx, rules, rows, slots, cap in buckets(rule):
+        zt = np.zeros((len(rules), m * m, cap), dtype=z.dtype)
+        zt[rows, :, slots] = z[idx]
+        out[idx] = np.matmul(tensors[rules], zt)[rows, :, slots]  # (rules, M, cap)
+    return out
+
+
+def rules_times(tensors: np.ndarray, rule: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``b[i] @ T[rule[i]]`` for every i: (n, M*M) from (n, M); ``rule`` must be sorted."""
+    m = tensors.shape[1]
+    out = np.empty((len(rule), m * m), dtype=b.dtype)
+    for idx, rules, rows, slots, cap in buckets(rule):
+        bt = np.zeros((len(rules), cap, m), dtype=b.dtype)
+        bt[rows, slots] = b[idx]
+        out[idx] = np.matmul(bt, tensors[rules])[rows, slots]  # (rules, cap, M * M)
+    return out
+
+
 def _inside_rules(g, alpha, p_item, rule, l_item, r_item, w) -> int:  # noqa: ANN001
     """Add every rule's contribution to its parents' inside vectors; returns flops.
 
@@ -493,7 +519,7 @@ def _inside_rules(g, alpha, p_item, rule, l_item, r_item, w) -> int:  # noqa: AN
     x = alpha[l_item[order]] * w[order, None]
     y = alpha[r_item[order]]
     z = np.empty((len(pair_rule), m, m), dtype=dt)
-    for idx, pairs, rows, slots, cap in _buckets(pair_of, own=1 << 30):
+    for idx, pairs, rows, slots, cap in buckets(pair_of, own=1 << 30):
         if cap == 1:
             z[pairs] = x[idx, :, None] * y[idx, None, :]
             continue
@@ -502,12 +528,7 @@ def _inside_rules(g, alpha, p_item, rule, l_item, r_item, w) -> int:  # noqa: AN
         xs[rows, :, slots] = x[idx]
         ys[rows, slots] = y[idx]
         z[pairs] = np.matmul(xs, ys)
-    z = z.reshape(len(pair_rule), m * m)
-    out = np.empty((len(pair_rule), m), dtype=dt)
-    for idx, rules, rows, slots, cap in _buckets(pair_rule):
-        zt = np.zeros((len(rules), m * m, cap), dtype=dt)
-        zt[rows, :, slots] = z[idx]
-        out[idx] = np.matmul(g.tensors[rules], zt)[rows, :, slots]  # (rules, M, cap)
+    out = apply_rules(g.tensors, pair_rule, z.reshape(len(pair_rule), m * m))
     _add_rows(alpha, pair_parent, out)
     return 2 * len(pair_rule) * m**3 + 2 * len(order) * m * m
 
@@ -522,19 +543,14 @@ def _outside_rules(g, alpha, beta, p_item, rule, l_item, r_item, w) -> int:  # n
     m, dt = g.max_states, alpha.dtype
     w = w.astype(dt)
     order, _, pair_of, pair_rule, pair_parent = _pairs(rule, p_item)
-    wpair = np.empty((len(pair_rule), m * m), dtype=dt)
-    bp = beta[pair_parent]
-    for idx, rules, rows, slots, cap in _buckets(pair_rule):
-        bt = np.zeros((len(rules), cap, m), dtype=dt)
-        bt[rows, slots] = bp[idx]
-        wpair[idx] = np.matmul(bt, g.tensors[rules])[rows, slots]  # (rules, cap, M * M)
+    wpair = rules_times(g.tensors, pair_rule, beta[pair_parent])
     wpair = wpair.reshape(-1, m, m)
     li, ri = l_item[order], r_item[order]
     xl = alpha[li] * w[order, None]
     xr = alpha[ri] * w[order, None]
     to_left = np.empty((len(order), m), dtype=dt)
     to_right = np.empty((len(order), m), dtype=dt)
-    for idx, pairs, rows, slots, cap in _buckets(pair_of, own=1 << 30):
+    for idx, pairs, rows, slots, cap in buckets(pair_of, own=1 << 30):
         wp = wpair[pairs]
         if cap == 1:
             to_left[idx] = np.einsum("nbc,nc->nb", wp, xr[idx])
