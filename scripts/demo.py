@@ -21,7 +21,9 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, standard_split
 
-AVAILABLE = ["pcfg"]
+AVAILABLE = ["pcfg", "em"]
+# Per-method training options of the standard experiment (the issues' acceptance runs).
+TRAIN_ARGS = {"em": ["--states", "16", "--iterations", "40", "--dev", "{data}/dev.mrg"]}
 
 
 def lpcfg(*args: str) -> float:
@@ -80,7 +82,9 @@ def main() -> int:
     rows = []
     for method in args.methods.split(","):
         model = models / f"{method.replace('+', '_')}.npz"
-        train_s = lpcfg("train", "--method", method, str(data / "train.mrg"), "-o", str(model))
+        extra = [a.format(data=data) for a in TRAIN_ARGS.get(method, [])]
+        train_s = lpcfg("train", "--method", method, *extra, str(data / "train.mrg"), "-o",
+                        str(model))  # fmt: skip
         parsed = out / f"{method.replace('+', '_')}.test.parsed"
         parse_s = lpcfg("parse", str(model), str(data / "test.txt"), "-o", str(parsed),
                         "--jobs", args.jobs, "--no-progress")  # fmt: skip

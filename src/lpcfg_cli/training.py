@@ -83,3 +83,32 @@ def compile_dev(
     normal, trees = binarized_trees(paths, options)
     bank, dropped = compile_trees(grammar, trees)
     return normal, bank, dropped
+
+
+def dev_scorer(
+    paths: Sequence[str], *, prune: float = 1e-5, max_length: int | None = None
+) -> Callable[[Any], float]:
+    """A function giving a model's strict EVALB F1 on the dev trees in ``paths``.
+
+    The dev sentences are parsed with the real parser and scored with the real evaluator
+    (skipped or failed sentences count as wrong), as ``parse`` + ``evaluate`` would.
+    """
+    from lpcfg_cli.evalb import evaluate_lines
+    from lpcfg_cli.parser import Parser
+    from lpcfg_cli.trees import ROOT_LABELS, format_tree, words
+
+    records = read_treebank(list(paths))
+    gold, sentences = [], []
+    for rec in records:
+        tree = rec.tree
+        if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], nltk.Tree):
+            tree = tree[0]
+        gold.append(format_tree(tree, root="TOP"))
+        sentences.append(words(tree))
+
+    def score(model: Any) -> float:
+        results = Parser(model, prune=prune, max_length=max_length).parse(sentences)
+        test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
+        return evaluate_lines(gold, test).all.figures()["strict_fmeasure"]
+
+    return score

@@ -1,0 +1,114 @@
+"""EM (Matsuzaki et al. 2005) on trees sampled from known L-PCFGs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.learners.em import Params, _plan, e_step, train_em
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return random_lpcfg(n_inter=3, n_pre=3, n_words=8, states=2, rules_per_symbol=3,
+                        words_per_tag=4, seed=31, concentration=0.5)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def treebank(truth):
+    trees = sample_trees(truth, 3000, seed=32)
+    grammar, bank = build_grammar(trees, rare=0)
+    return trees, grammar, bank
+
+
+def reindex(truth, grammar):
+    """The true model's parameters on a grammar indexed from its sampled trees."""
+    from lpcfg_cli.model import LPCFG
+
+    tg = truth.grammar
+    model = LPCFG.zeros(grammar, np.full(grammar.n_symbols, 2), truth.coarse)
+    for r, (a, b, c) in enumerate(grammar.binary):
+        rt = tg.rule_id(*(tg.symbol_index[grammar.symbols[x]] for x in (a, b, c)))
+        model.binary_tensor(r)[:] = truth.binary_tensor(rt)
+    for lx, (a, w) in enumerate(grammar.lexical):
+        lt = tg.lexical_id(tg.symbol_index[grammar.symbols[a]], tg.words.index(grammar.words[w]))
+        model.lexical_vector(lx)[:] = truth.lexical_vector(lt)
+    for a in range(grammar.n_symbols):
+        model.root_vector(a)[:] = truth.root_vector(tg.symbol_index[grammar.symbols[a]])
+    return model
+
+
+def brute_force_loglik(model, tree) -> float:
+    """log p(tree) summing over every latent assignment of its nodes."""
+    g = model.grammar
+    nodes = list(tree.subtrees())
+    m = int(model.states[0])
+    total = 0.0
+    for hs in itertools.product(range(m), repeat=len(nodes)):
+        h = {id(n): v for n, v in zip(nodes, hs, strict=True)}
+        p = model.root_vector(g.symbol_index[tree.label()])[h[id(tree)]]
+        for n in nodes:
+            a = g.symbol_index[n.label()]
+            if isinstance(n[0], str):
+                lex = g.lexical_id(a, g.words.index(n[0]))
+                p *= model.lexical_vector(lex)[h[id(n)]]
+            else:
+                r = g.rule_id(a, g.symbol_index[n[0].label()], g.symbol_index[n[1].label()])
+                p *= model.binary_tensor(r)[h[id(n)], h[id(n[0])], h[id(n[1])]]
+        total += p
+    return float(np.log(total))
+
+
+def test_e_step_likelihood_and_counts_match_brute_force(truth, treebank):
+    trees, grammar, bank = treebank
+    small = [t for t in trees if len(list(t.subtrees())) <= 7][:5]
+    g2, b2 = build_grammar(small, rare=0)
+    model = reindex(truth, g2)
+    stats = e_step(Params.from_model(model), b2, _plan(b2))
+    assert stats.loglik == pytest.approx(sum(brute_force_loglik(model, t) for t in small))
+    # Every node's posterior over its states sums to one: counts per symbol = node counts.
+    per_symbol = np.zeros(g2.n_symbols)
+    np.add.at(per_symbol, g2.binary[:, 0], stats.binary.sum(axis=(1, 2)))
+    np.add.at(per_symbol, g2.lexical[:, 0], stats.lexical.sum(axis=1))
+    np.testing.assert_allclose(per_symbol, np.bincount(b2.symbol, minlength=g2.n_symbols))
+    assert stats.root.sum() == pytest.approx(len(small))
+
+
+def test_likelihood_never_decreases_and_model_is_valid(treebank):
+    _, grammar, bank = treebank
+    history = []
+    model = train_em(grammar, bank, states=2, iterations=8, seed=1, smoothing=0.0,
+                     lexicon_smoothing=0.0, tol=0.0, callback=history.append)  # fmt: skip
+    lls = [h["train_loglik"] for h in history]
+    assert len(lls) == 8
+    assert all(b >= a - 1e-6 * abs(a) for a, b in zip(lls, lls[1:], strict=False))
+    assert lls[-1] > lls[0]
+    assert model.check_probabilistic() < 1e-9
+    assert model.meta["method"] == "em" and len(model.meta["history"]) == 8
+
+
+def test_seed_makes_runs_reproducible(treebank):
+    _, grammar, bank = treebank
+    a = train_em(grammar, bank, states=2, iterations=2, seed=5)
+    b = train_em(grammar, bank, states=2, iterations=2, seed=5)
+    c = train_em(grammar, bank, states=2, iterations=2, seed=6)
+    np.testing.assert_array_equal(a.binary, b.binary)
+    assert not np.allclose(a.binary, c.binary)
+
+
+def test_em_approaches_the_true_models_likelihood(truth, treebank):
+    trees, grammar, bank = treebank
+    model = train_em(grammar, bank, states=2, iterations=60, seed=2, noise=0.5, smoothing=0.0,
+                     lexicon_smoothing=0.0, tol=1e-9)  # fmt: skip
+    learned = model.meta["history"][-1]["train_loglik"]
+    mapped = reindex(truth, grammar)
+    true_ll = e_step(Params.from_model(mapped), bank, _plan(bank), counts=False).loglik
+    pcfg_ll = model.meta["history"][0]["train_loglik"]
+    # EM (a local optimum of a sample likelihood) ends close to or above the truth, far
+    # above where it started.
+    assert learned > pcfg_ll
+    assert learned >= true_ll - 0.01 * abs(true_ll)
