@@ -115,3 +115,25 @@ def test_input_trees_and_max_length(synthetic, tmp_path):
     assert f"{long} fallback" in res.stderr
     for s, line in zip(sents, out, strict=True):
         assert __import__("nltk").Tree.fromstring(line).leaves() == s.split()
+
+
+def test_train_em_with_dev_selection_then_parse(synthetic, tmp_path):
+    dev = tmp_path / "dev.mrg"
+    dev.write_text("".join((synthetic / "train.mrg").read_text().splitlines(True)[:40]))
+    model = tmp_path / "em.npz"
+    res = run("train", "--method", "em", "--states", "2", "--iterations", "4", "--dev", str(dev),
+              "--dev-f1-every", "2", "--seed", "3", "--tol", "0", str(synthetic / "train.mrg"),
+              "-o", str(model))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "iteration   4, train loglik" in res.stderr and "dev F1" in res.stderr
+    from lpcfg_cli.model import LPCFG
+
+    meta = LPCFG.load(model).meta
+    assert meta["method"] == "em" and [h["iteration"] for h in meta["history"]] == [1, 2, 3, 4]
+    assert [h["dev_f1"] is not None for h in meta["history"]] == [False, True, False, True]
+    assert meta["selected_iteration"] in (2, 4)
+    out = run("parse", str(model), str(synthetic / "test.txt"), "--no-progress")
+    assert out.returncode == 0 and len(out.stdout.splitlines()) == 100
+    bad = run("train", "--method", "em", "--states", "two", str(synthetic / "train.mrg"), "-o",
+              str(model))  # fmt: skip
+    assert bad.returncode == 2 and "--states must be a whole number" in bad.stderr
