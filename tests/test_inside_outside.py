@@ -160,7 +160,7 @@ def test_coarse_pass_matches_enumeration(seed):
 
 
 def test_single_precision_marginals_agree_with_double():
-    """The parser runs the latent pass in float32; it must agree with float64."""
+    """The latent pass may run in float32; it must agree with float64."""
     model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=7)
     sentences = short_sentences(model, 6, 12, seed=7)
     _, exact = run_latent(model, sentences)

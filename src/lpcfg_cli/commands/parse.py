@@ -103,6 +103,7 @@ def command(
     click.echo(
         f"lpcfg: parsed {len(sentences)} sentences from {display_name(input)} in "
         f"{stats.seconds:.1f} s ({rate:.1f} sentences/s), {stats.fallbacks} fallback"
-        + (f" ({reasons})" if reasons else ""),
+        + (f" ({reasons})" if reasons else "")
+        + (f", {stats.retries} retried with looser pruning" if stats.retries else ""),
         err=True,
     )
