@@ -164,8 +164,3 @@ def _undo(node: nltk.Tree | str) -> list[nltk.Tree | str]:
     for part in reversed(parts[:-1]):
         out = nltk.Tree(part, [out])
     return [out]
-
-
-def binarize_treebank(trees: Sequence[nltk.Tree], options: BinarizeOptions) -> list[nltk.Tree]:
-    """``binarize`` every tree."""
-    return [binarize(t, options) for t in trees]

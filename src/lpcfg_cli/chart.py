@@ -36,10 +36,6 @@ class SpanLayout:
         self.span_len = np.repeat(np.repeat(np.arange(self.max_length + 1), len(self.lengths)),
                                   counts.ravel())  # fmt: skip
 
-    def span_id(self, sent: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """Ids of spans given by sentence, start and length (arrays broadcast together)."""
-        return self.base[length, sent] + start
-
     def block(self, length: int) -> slice:
         """Ids of all spans of ``length`` as a slice."""
         return slice(int(self.len_start[length]), int(self.len_start[length + 1]))

@@ -30,7 +30,6 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
@@ -527,8 +526,3 @@ def convention_warning(gold_lines: Sequence[str], test_lines: Sequence[str]) -> 
         f"gold trees use {describe[g]} but test trees use {describe[t]}; EVALB deletes "
         "only TOP, so the extra root bracket is scored as a mismatch"
     )
-
-
-def summary_dict(result: EvalResult) -> dict[str, Any]:
-    """The figures as a dict (what ``--json`` prints)."""
-    return json.loads(result.to_json())

@@ -24,7 +24,6 @@ NONE_LABEL = "-NONE-"
 # How bare brackets are written in the treebank; a token or label that is a bare bracket
 # must be escaped or the output would not re-read.
 _ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
-_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
 
 
 @dataclass
@@ -192,10 +191,6 @@ def words(tree: nltk.Tree) -> list[str]:
 def escape_token(token: str) -> str:
     """Bare brackets become -LRB- etc., so the token can be written in a tree."""
     return _ESCAPES.get(token, token)
-
-
-def unescape_token(token: str) -> str:
-    return _UNESCAPES.get(token, token)
 
 
 def format_tree(tree: nltk.Tree | None, root: str | None = None) -> str:
