@@ -137,3 +137,14 @@ def test_train_em_with_dev_selection_then_parse(synthetic, tmp_path):
     bad = run("train", "--method", "em", "--states", "two", str(synthetic / "train.mrg"), "-o",
               str(model))  # fmt: skip
     assert bad.returncode == 2 and "--states must be a whole number" in bad.stderr
+
+
+def test_sample_writes_debinarized_trees_unless_asked(tmp_path):
+    bank = tmp_path / "tb.mrg"
+    bank.write_text("(S (NP (DT a) (JJ b) (NN c)) (VP (VB d)))\n" * 3)
+    model = tmp_path / "m.npz"
+    assert run("train", str(bank), "-o", str(model)).returncode == 0
+    plain = run("sample", str(model), "-n", "1").stdout.strip()
+    assert plain == "(S (NP (DT a) (JJ b) (NN c)) (VP (VB d)))"
+    binarized = run("sample", str(model), "-n", "1", "--binarized").stdout.strip()
+    assert binarized == "(S (NP (DT a) (@NP (JJ b) (NN c))) (VP+VB d))"

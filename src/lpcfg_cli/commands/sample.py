@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from lpcfg_cli.binarize import debinarize
 from lpcfg_cli.commands.options import output_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
@@ -25,7 +26,16 @@ from lpcfg_cli.trees import format_tree
     help="Number of trees to draw.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option("--latent", is_flag=True, help="Label every node with its latent state (A-h).")
+@click.option(
+    "--latent",
+    is_flag=True,
+    help="Label every node with its latent state (A-h); implies --binarized.",
+)
+@click.option(
+    "--binarized",
+    is_flag=True,
+    help="Write the trees in the model's binarized label space (A+B, @A).",
+)
 @output_option("trees")
 @click.option(
     "--random-grammar",
@@ -67,6 +77,7 @@ def command(
     count: int,
     seed: int,
     latent: bool,
+    binarized: bool,
     output: str,
     random_grammar: str | None,
     inter: int,
@@ -95,4 +106,4 @@ def command(
     trees = sample_trees(LPCFG.load(model), count, seed=seed, latent=latent)
     with atomic_output(output) as fh:
         for tree in trees:
-            fh.write(format_tree(tree) + "\n")
+            fh.write(format_tree(tree if latent or binarized else debinarize(tree)) + "\n")
