@@ -72,3 +72,11 @@ def test_missing_file_and_config(tmp_path):
     cfg.write_text("[binarize]\nfactr = 'left'\n")
     res = run("binarize", "--config", str(cfg), stdin="(S (A a))\n")
     assert res.returncode == 2 and "unknown option 'factr'" in res.stderr
+
+
+def test_train_refuses_a_label_that_is_both_preterminal_and_phrase(tmp_path):
+    bank = tmp_path / "tb.mrg"
+    bank.write_text("(S (NN (NN a) (NN b)) (VB c))\n")
+    res = run("train", str(bank), "-o", str(tmp_path / "m.npz"))
+    assert res.returncode == 2
+    assert "label 'NN' is both a pre-terminal and a phrase label" in res.stderr

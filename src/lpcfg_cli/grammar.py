@@ -214,6 +214,13 @@ def build_grammar(
                 b = symbols.setdefault(node[0].label(), len(symbols))
                 c = symbols.setdefault(node[1].label(), len(symbols))
                 rules.setdefault((a, b, c), len(rules))
+    both = {a for a, _ in lexrules} & {a for a, _, _ in rules}
+    if both:
+        names = sorted(label for label, i in symbols.items() if i in both)
+        raise LpcfgError(
+            f"label {names[0]!r} is both a pre-terminal and a phrase label in the training "
+            "trees; the parser's normal form needs the two kinds to differ (rename one)"
+        )
     if tie_emissions:
         _tie_emissions(symbols, lexrules)
     grammar = Grammar(
