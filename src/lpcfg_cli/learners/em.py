@@ -29,7 +29,7 @@ import numpy as np
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.inside_outside import apply_rules, rules_times
-from lpcfg_cli.learners.pcfg import estimate_pcfg, train_pcfg
+from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.synthetic import split_model
 
@@ -213,7 +213,7 @@ def train_em(
     log-likelihood falls below ``tol``.
     """
     pcfg = train_pcfg(grammar, bank, {})
-    coarse = estimate_pcfg(grammar, bank)
+    coarse = pcfg.coarse
     if init is not None:
         if init.grammar.symbols != grammar.symbols or not np.array_equal(
             init.grammar.binary, grammar.binary
