@@ -1,10 +1,10 @@
-"""`evaluate` against the original EVALB program's output on the reference vectors."""
+"""The EVALB re-implementation (library level): reference vectors and EVALB's conventions."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -15,21 +15,29 @@ from lpcfg_cli.evalb import (
     convention_warning,
     evaluate_lines,
     format_report,
+    root_convention,
 )
 
 VECTORS = Path(__file__).resolve().parents[2] / "shared" / "evalb"
 FOLDERS = sorted(p.name for p in VECTORS.iterdir() if p.is_dir()) if VECTORS.is_dir() else []
-needs_vectors = pytest.mark.skipif(not FOLDERS, reason=f"EVALB vectors not found at {VECTORS}")
+needs_vectors = pytest.mark.skipif(
+    not FOLDERS, reason=f"EVALB reference vectors not found at {VECTORS}"
+)
+
+TREE = (
+    "(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
+)
 
 
 def lines(path: Path) -> list[str]:
     out = path.read_text().split("\n")
-    return out[:-1] if out and out[-1] == "" else out
+    return out[:-1] if out[-1] == "" else out
 
 
-def run(*args: str, cwd: Path | None = None):
-    return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], capture_output=True,
-                          text=True, cwd=cwd)  # fmt: skip
+def one(gold: str, test: str, params=COLLINS):
+    """The per-sentence record of a single pair."""
+    result = evaluate_lines([gold], [test], params)
+    return result.sentences[0], result
 
 
 @needs_vectors
@@ -39,100 +47,242 @@ def test_all_vectors_are_present():
 
 @needs_vectors
 @pytest.mark.parametrize("name", FOLDERS)
-def test_reproduces_evalb_exactly(name):
+def test_vector_report_and_messages(name):
     d = VECTORS / name
-    res = run("evaluate", "--per-sentence", "gold.mrg", "test.mrg", cwd=d)
+    result = evaluate_lines(lines(d / "gold.mrg"), lines(d / "test.mrg"))
     expected_err = (d / "evalb.err").read_text().splitlines()
-    status = int(expected_err[-1].split(":")[1])
-    expected_out = (d / "evalb.out").read_text()
-    # Everything EVALB printed, byte for byte; our strict lines follow its summary.
-    assert res.stdout[: len(expected_out)] == expected_out
-    assert res.stdout[len(expected_out) :].startswith("\nStrict FMeasure") or status == 1
-    messages = [line for line in res.stderr.splitlines() if not line.startswith("lpcfg:")]
-    assert messages == expected_err[:-1]
-    if status == 1:  # EVALB gave up: no summary, and we say so
-        assert res.returncode == 2
-        assert "stopped after more than 10 errors" in res.stderr.splitlines()[-1]
-    else:
-        assert res.returncode == 0
+    assert result.messages == expected_err[:-1]
+    assert result.aborted == (expected_err[-1] == "exit status: 1")
+    report = format_report(result, per_sentence=True, strict=False)
+    assert report == (d / "evalb.out").read_text()
 
 
 @needs_vectors
-def test_summary_block_without_options_and_figure_count():
+def test_vector_figures_as_numbers():
+    """The numbers behind the printed figures (what the trainer uses)."""
     d = VECTORS / "berkeley_test_sm6"
-    res = run("evaluate", "gold.mrg", "test.mrg", cwd=d)
-    expected = (d / "evalb.out").read_text()
-    summary = expected[expected.index("=== Summary ===") :]
-    assert res.stdout.startswith(summary)
     result = evaluate_lines(lines(d / "gold.mrg"), lines(d / "test.mrg"))
-    assert round(result.all.figures()["fmeasure"], 2) == 83.65
-    assert round(result.cut.figures()["fmeasure"], 2) == 84.18
+    text = (d / "evalb.out").read_text()
+    blocks = text.split("-- len<=40 --")
+    for block, figures in zip(blocks, (result.all.figures(), result.cut.figures()), strict=True):
+        printed = dict(re.findall(r"^(\S.*?)\s+=\s+(\S+)$", block, re.M))
+        assert int(printed["Number of sentence"]) == figures["sentences"]
+        assert int(printed["Number of Valid sentence"]) == figures["valid_sentences"]
+        for label, key in [
+            ("Bracketing Recall", "recall"),
+            ("Bracketing Precision", "precision"),
+            ("Bracketing FMeasure", "fmeasure"),
+            ("Complete match", "complete_match"),
+            ("Average crossing", "average_crossing"),
+            ("No crossing", "no_crossing"),
+            ("2 or less crossing", "two_or_less_crossing"),
+            ("Tagging accuracy", "tagging_accuracy"),
+        ]:
+            assert f"{figures[key]:.2f}" == printed[label], label
 
 
 @needs_vectors
-def test_strict_counts_skipped_sentences_as_wrong():
-    d = VECTORS / "empty_parse"
-    result = evaluate_lines(lines(d / "gold.mrg"), lines(d / "test.mrg"))
-    fig = result.all.figures()
-    assert round(fig["fmeasure"], 2) == 71.43  # EVALB's flattering figure
-    assert fig["strict_recall"] == pytest.approx(100 * 5 / 29)  # 4 skipped sentences' brackets
-    assert fig["strict_precision"] == 100.0
-    assert result.not_scored == 4
-    res = run("evaluate", "--strict", "gold.mrg", "test.mrg", cwd=d)
-    assert res.returncode == 1
-    assert res.stderr.strip().endswith("4 of 6 sentences were skipped or errors (--strict)")
-    assert (
-        "Strict FMeasure (all; skipped and error sentences counted as wrong) =  29.41" in res.stdout
-    )
-
-
-@needs_vectors
-def test_json_and_labels():
-    d = VECTORS / "advp_prt"
-    data = json.loads(run("evaluate", "--json", "gold.mrg", "test.mrg", cwd=d).stdout)
-    assert set(data) >= {"all", "len<=40", "cutoff", "not_scored"}
-    assert data["all"]["sentences"] == sum(1 for _ in lines(d / "gold.mrg"))
-    table = run("evaluate", "--labels", "gold.mrg", "test.mrg", cwd=d).stdout
-    assert "=== Labels ===" in table
-    assert "\nADVP " in table and "\nPRT " not in table  # ADVP and PRT are one label
-
-
-def test_root_convention_warning():
-    gold = ["( (S (NP (NN a)) (VP (VB b))) )"]
-    test = ["(TOP (S (NP (NN a)) (VP (VB b))))"]
-    assert "empty outer bracket" in convention_warning(gold, test)
-    assert convention_warning(test, test) is None
-    result = evaluate_lines(gold, test)
-    assert result.all.gold == 4 and result.all.test == 3  # the empty root bracket counts
-
-
-def test_count_mismatch_and_bad_files(tmp_path):
-    gold = tmp_path / "g.mrg"
-    gold.write_text("(TOP (S (NN a) (VB b)))\n(TOP (S (NN c) (VB d)))\n")
-    test = tmp_path / "t.mrg"
-    test.write_text("(TOP (S (NN a) (VB b)))\n")
-    res = run("evaluate", str(gold), str(test))
-    assert res.returncode == 0
-    assert "2 : Number of lines unmatch (too many lines in gold file)" in res.stderr
-    assert "[R 50.00, P 100.00; 0 of 1 sentences" in res.stdout
-    res = run("evaluate", str(gold), str(tmp_path / "missing"))
-    assert res.returncode == 2 and res.stderr.count("\n") == 1
-    assert res.stderr.startswith("lpcfg: error:") and "no such file" in res.stderr
-    test.write_bytes(b"(TOP (S (NN \xff)))\n")
-    res = run("evaluate", str(gold), str(test))
-    assert res.returncode == 2 and "invalid UTF-8" in res.stderr and "Traceback" not in res.stderr
-
-
-def test_param_none_keeps_punctuation():
-    gold = ["(TOP (S (NP (NN a)) (VP (VB b)) (. .)))"]
-    test = ["(TOP (S (NP (NN a)) (VP (VB b) (. .))))"]
-    assert evaluate_lines(gold, test, COLLINS).all.matched == 3
-    assert evaluate_lines(gold, test, NONE).all.matched == 2
-
-
-@needs_vectors
-def test_test_split_against_itself_is_perfect():
+def test_345_sentences_against_themselves_fast_and_perfect():
     gold = lines(VECTORS / "berkeley_test_sm6" / "gold.mrg")
+    assert len(gold) == 345
+    start = time.perf_counter()
     result = evaluate_lines(gold, gold)
+    format_report(result, per_sentence=True, labels=True)
+    assert time.perf_counter() - start < 1.0
+    fig = result.all.figures()
+    assert fig["fmeasure"] == fig["strict_fmeasure"] == 100.0
+    assert fig["complete_match"] == 100.0 and result.not_scored == 0
+
+
+def test_deletions_and_label_cut():
+    s, _ = one(TREE, TREE.replace("NP-SBJ", "NP").replace("(PP ", "(PP-LOC=2 "))
+    assert (s.matched, s.gold, s.test, s.words, s.length) == (5, 5, 5, 6, 7)
+    # TOP (also TOP-1) is deleted; ROOT and an empty outer bracket are real brackets.
+    assert one(TREE, TREE.replace("(TOP ", "(TOP-1 "))[0].test == 5
+    assert one(TREE, TREE.replace("(TOP ", "(ROOT "))[0].test == 6
+    assert one(TREE, TREE.replace("(TOP ", "( "))[0].test == 6
+
+
+def test_label_starting_with_dash_is_cut_to_empty_like_evalb():
+    """EVALB's modify_label cuts at a leading '-' too: a bracket labelled -NONE- becomes
+    the empty label, so it is not deleted and matches an empty outer bracket."""
+    gold = "( (S (NN a) (VB b)) )"
+    s, _ = one(gold, "( (-NONE- (NN a) (VB b)) )")
+    assert (s.matched, s.gold, s.test) == (1, 2, 2)
+    s, _ = one(gold, "( (-LRB- (NN a) (VB b)) )")
+    assert (s.matched, s.gold, s.test) == (1, 2, 2)
+
+
+def test_none_and_punctuation_words_deleted_but_length_counts_punctuation():
+    gold = "(TOP (S (NP-SBJ (-NONE- *)) (VP (VB Go)) (. !)))"
+    s, _ = one(gold, "(TOP (S (VP (VB Go)) (. !)))")
+    assert (s.length, s.words, s.matched, s.gold) == (2, 1, 2, 2)  # NP over a trace vanishes
+    # A punctuation word tagged differently in test is not deleted there: length error.
+    s, result = one(gold, "(TOP (S (VP (VB Go)) (NN !)))")
+    assert s.status == 1 and result.messages == ["1 : Length unmatch (1|2)"]
+
+
+def test_advp_prt_equivalent_as_labels_and_tags():
+    s, _ = one("(S (PRT (RP up)))", "(S (ADVP (RP up)))")
+    assert s.matched == 2 and s.correct_tags == 1
+    s, _ = one("(S (X (PRT up)))", "(S (X (ADVP up)))")
+    assert s.correct_tags == 1
+    s, _ = one("(S (PRT (RP up)))", "(S (ADVP (RP up)))", NONE)
+    assert s.matched == 1
+
+
+def test_duplicates_match_as_multiset_and_crossing():
+    s, _ = one("(S (NP (NP (NN a))) (VB b))", "(S (NP (NN a)) (VB b))")
+    assert (s.matched, s.gold, s.test) == (2, 3, 2)
+    # Test (Y b c) crosses gold (A a b); (Z a b c) and (X a) do not cross anything.
+    s, result = one("(S (A (N a) (N b)) (N c))", "(S (Z (X (N a)) (Y (N b) (N c))))")
+    assert s.crossing == 1 and s.matched == 1
+    assert result.all.figures()["two_or_less_crossing"] == 100.0
+    assert result.all.complete == 0
+
+
+def test_skip_sentences():
+    for test in ["", "()", "(())", "(TOP)", "(TOP (-NONE- *))"]:
+        s, result = one(TREE, test)
+        assert s.status == 2 and result.messages == [], test
+    # EVALB reads "( )" as a one-word sentence (empty label, empty word): not a skip.
+    s, result = one(TREE, "( )")
+    assert s.status == 1 and result.messages == ["1 : Length unmatch (6|1)"]
+
+
+def test_unbalanced_brackets_like_evalb():
+    # Never closed: the bracket ends at -1 and matches nothing, but figures are printed.
+    s, result = one("(S (NP (NN a)) (VP (VB b)))", "(S (NP (NN a)) (VP (VB b))")
+    assert s.status == 1 and (s.matched, s.gold, s.test) == (2, 3, 3)
+    assert result.messages == ["1 : Bracketing is unbalanced (too many open bracket)"]
+    assert result.all.errors == 1 and result.all.gold == 0
+    # One close bracket too many reports "open"; a second one also "close" (EVALB's stack).
+    _, result = one("(S (NN a))", "(S (NN a))))")
+    assert result.messages == [
+        "1 : Bracketing unbalance (too many close bracket)",
+        "1 : Bracketing is unbalanced (too many open bracket)",
+    ]
+
+
+def test_two_words_in_a_bracket_stops_the_run():
+    bad = "(S (NN a b))"
+    result = evaluate_lines([bad], [bad])
+    assert result.aborted and result.sentences == []
+    assert result.messages[0] == "1 : More than two elements in a bracket"
+    assert result.messages[1:] == ["1 : Reading sentence"] * 11
+    # A space before the close bracket of a terminal is the same case for EVALB.
+    assert evaluate_lines(["(S (NN a))"], ["(S (NN a ))"]).aborted
+    # Without an error limit the sentence is an error and the run goes on.
+    s, result = one(bad, "(S (NN a))", NONE)
+    assert s.status == 1 and not result.aborted
+    assert result.messages == [
+        "1 : More than two elements in a bracket",
+        "1 : Reading sentence",
+    ]
+
+
+def test_more_than_ten_errors_stop_without_summary():
+    gold = ["(S (NN a))"] * 12
+    result = evaluate_lines(gold, ["(S (NN b))"] * 12)
+    assert result.aborted and len(result.messages) == 12 and len(result.sentences) == 11
+    report = format_report(result, per_sentence=True)
+    assert "Summary" not in report and report.count("\n") == 3 + 11
+    assert format_report(result) == ""
+    assert not evaluate_lines(gold, ["(S (NN b))"] * 12, NONE).aborted
+
+
+def test_line_count_mismatch_messages_and_strict_figures():
+    result = evaluate_lines([TREE, TREE, TREE], [TREE])
+    assert result.messages == ["2 : Number of lines unmatch (too many lines in gold file)"]
+    assert result.all.sentences == 1 and result.all.missing == 2
+    fig = result.all.figures()
+    assert fig["fmeasure"] == 100.0
+    assert fig["strict_recall"] == pytest.approx(100 / 3) and fig["strict_precision"] == 100
+    assert result.not_scored == 2
+    result = evaluate_lines([TREE], [TREE, TREE])
+    assert result.messages == ["2 : Number of lines unmatch (too many lines in test file)"]
+    assert result.not_scored == 0
+
+
+def test_strict_line_counts_skipped_and_error_sentences_as_wrong():
+    gold = [TREE, TREE, "(TOP (S (NP (NNP John)) (VP (VBZ sleeps)) (. .)))"]
+    test = [TREE, "()", "(TOP (S (NP (NNP Jon)) (VP (VBZ sleeps)) (. .)))"]
+    result = evaluate_lines(gold, test)
+    fig = result.all.figures()
+    assert fig["fmeasure"] == 100.0  # EVALB's figure ignores both failures
+    assert (fig["strict_gold_brackets"], fig["strict_test_brackets"]) == (13, 8)
+    assert fig["strict_recall"] == pytest.approx(500 / 13)
+    assert fig["strict_precision"] == pytest.approx(500 / 8)
+    text = format_report(result)
+    assert (
+        "\nStrict FMeasure (all; skipped/error sentences counted as wrong) =  47.62  "
+        "[2 of 3 sentences not scored; R 38.46, P 62.50]\n"
+    ) in text
+    assert "Strict FMeasure (len<=40;" in text
+
+
+def test_cutoff_block_and_undefined_fmeasure():
+    long_tree = "(S " + " ".join(f"(NN w{i})" for i in range(5)) + ")"
+    result = evaluate_lines([long_tree, "(S (NN a))"], [long_tree, "(S (NN b))"], cutoff=3)
+    assert result.cut.sentences == 1 and result.all.sentences == 2
+    text = format_report(result)
+    assert "\n-- len<=3 --\n" in text
+    # No matched bracket at all: C computes 0/0 and prints -nan; the number is 0.0.
+    assert text.split("-- len<=3 --")[1].count("Bracketing FMeasure       =   -nan") == 1
+    assert result.cut.figures()["fmeasure"] == 0.0
+
+
+def test_tags_compared_uncut_and_empty_words():
+    s, _ = one("(S (NN-HL a) (VB b))", "(S (NN a) (VB b))")
+    assert s.correct_tags == 1 and s.matched == 1
+
+
+def test_json_and_labels():
+    gold = ["(TOP (S (NP (NN a)) (VP (VB b) (PRT (RP c)))))"]
+    test = ["(TOP (S (NP (NN a)) (VP (VB b) (ADVP (RP c)))))"]
+    result = evaluate_lines(gold, test)
+    data = json.loads(result.to_json(per_sentence=True, labels=True))
+    assert data["all"]["fmeasure"] == 100.0 and data["len<=40"]["sentences"] == 1
+    assert data["labels"]["ADVP"] == {
+        "gold": 1,
+        "test": 1,
+        "matched": 1,
+        "recall": 100.0,
+        "precision": 100.0,
+        "fmeasure": 100.0,
+    }
+    assert data["sentences"][0]["status"] == "ok" and data["not_scored"] == 0
+    table = format_report(result, labels=True).split("=== Labels (valid sentences) ===\n")[1]
+    assert table.splitlines()[1].split() == ["ADVP", "1", "1", "1", "100.00", "100.00", "100.00"]
+
+
+def test_root_conventions():
+    assert root_convention("( (S (NN a) (VB b)) )") == "''"
+    assert root_convention("(TOP (S (NN a) (VB b)))") == "-"
+    assert root_convention("(S (NN a) (VB b))") == "-"
+    assert root_convention("(ROOT (S (NN a) (VB b)))") == "ROOT"
+    assert root_convention("()") is None
+    empty, top = ["( (S (NN a) (VB b)) )"], ["()", "(TOP (S (NN a) (VB b)))"]
+    assert "empty outer bracket" in convention_warning(empty, top)
+    assert convention_warning(top, ["(S (NN a) (VB b))"]) is None
+    assert convention_warning(empty, empty) is None
+    result = evaluate_lines(empty, top[1:])
+    assert (result.all.gold, result.all.test) == (2, 1)  # the empty root bracket counts
+
+
+def test_accepts_lines_with_newlines_and_crlf():
+    s, result = one(TREE + "\r\n", TREE + "\n")
+    assert s.status == 0 and s.matched == 5 and result.messages == []
+
+
+def test_warns_about_lines_longer_than_evalbs_buffer():
+    long_tree = "(S " + "(NN a) " * 800 + ")"
+    result = evaluate_lines([TREE, long_tree], [TREE, long_tree])
     assert result.all.figures()["fmeasure"] == 100.0
-    assert format_report(result).count("100.00") >= 4
+    assert result.warnings == [
+        "gold line 2 is longer than EVALB's 5000-byte line buffer: the original program "
+        "would misread it (scored here as one sentence)",
+        "test line 2 is longer than EVALB's 5000-byte line buffer: the original program "
+        "would misread it (scored here as one sentence)",
+    ]
+    assert evaluate_lines([TREE], [TREE]).warnings == []

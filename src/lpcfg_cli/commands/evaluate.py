@@ -12,10 +12,11 @@ from lpcfg_cli.fileio import atomic_output, read_text
 
 
 def _lines(path: str) -> list[str]:
+    """The file's lines as EVALB's fgets sees them (a final newline ends the last line)."""
     lines = read_text(path).split("\n")
-    if lines and lines[-1] == "":
+    if lines[-1] == "":
         lines.pop()
-    return [line.rstrip("\r") for line in lines]
+    return lines
 
 
 @click.command(name="evaluate")
@@ -28,18 +29,38 @@ def _lines(path: str) -> list[str]:
     type=click.IntRange(min=0),
     default=40,
     show_default=True,
-    help="Length cut-off of the second summary block.",
+    help="Length cut-off of the second summary block (gold words except -NONE-).",
 )
-@click.option("--per-sentence", is_flag=True, help="EVALB's per-sentence table first.")
-@click.option("--labels", is_flag=True, help="Per-label recall/precision/F1 table.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary (JSON).")
 @click.option(
-    "--strict", is_flag=True, help="Exit with status 1 if any sentence was skipped or an error."
+    "--per-sentence",
+    is_flag=True,
+    help="EVALB's per-sentence table (and its totals line) before the summary.",
 )
-@click.option("--param", type=click.Choice(sorted(PARAMS)), default="collins",
-              show_default=True,
-              help="collins: COLLINS.prm; none: delete only TOP and -NONE-, no label "
-                   "equivalences, no error limit.")  # fmt: skip
+@click.option(
+    "--labels", is_flag=True, help="Per-label recall/precision/F1 table after the summary."
+)
+@click.option(
+    "--json",
+    is_flag=True,
+    help="JSON on stdout instead of text: every figure of both blocks, strict "
+    "figures, counts, EVALB's messages (with --per-sentence/--labels: those "
+    "too).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit with status 1 after the report if any sentence was skipped or an "
+    "error, or the files' line counts differ.",
+)
+@click.option(
+    "--param",
+    type=click.Choice(sorted(PARAMS)),
+    default="collins",
+    show_default=True,
+    help="collins: COLLINS.prm. none: delete only TOP (-NONE- and punctuation words "
+    "then count, so gold traces make length mismatches), no ADVP=PRT, no error limit; "
+    "label cutting at '-'/'=' and the skip/error rules stay.",
+)
 def command(
     gold: str,
     test: str,
@@ -47,42 +68,62 @@ def command(
     cutoff: int,
     per_sentence: bool,
     labels: bool,
-    as_json: bool,
+    json: bool,
     strict: bool,
     param: str,
 ) -> None:
     """Score TEST trees against GOLD trees (one tree per line) exactly as EVALB does.
 
-    Prints EVALB's summary block (all sentences and length <= CUTOFF), then strict
-    F-measures that count every skipped or error sentence as all wrong: EVALB leaves such
-    sentences out of its totals, which flatters a parser that fails. Error messages of the
-    original program (word or length mismatches, with the sentence number) go to stderr.
+    Prints EVALB's summary (all sentences, and length <= CUTOFF), identical to
+    `evalb -p COLLINS.prm GOLD TEST`; EVALB's messages (word or length mismatches,
+    unbalanced brackets, with the line number) go to stderr as it prints them.
+
+    Then two lines of strict figures. EVALB leaves skipped sentences (empty or failed
+    parses) and error sentences out of its totals, which flatters a parser that fails.
+    The strict F-measure counts each of them as all wrong: its gold brackets join the
+    recall denominator and its test brackets the precision denominator, with nothing
+    matched (a gold line with no test line counts as skipped).
+
+    Like EVALB, stops without a summary after more than 10 errors (exit status 2).
+    A warning is given when GOLD and TEST wrap their roots differently, e.g.
+    '( (S ..) )' vs '(TOP (S ..))': EVALB deletes only TOP, so that costs every sentence.
 
     \b
-    Example:
-      lpcfg evaluate data/test.mrg test.parsed --labels
+    Examples:
+      lpcfg evaluate data/test.mrg test.parsed
+      lpcfg evaluate --per-sentence --labels gold.mrg test.mrg -o report.txt
+      lpcfg parse m.model test.txt | lpcfg evaluate --json data/test.mrg -
     """
     if gold == "-" and test == "-":
-        raise LpcfgError("GOLD and TEST cannot both be stdin")
+        raise click.UsageError("GOLD and TEST cannot both be '-' (stdin)")
+    params = PARAMS[param]
     gold_lines, test_lines = _lines(gold), _lines(test)
-    warning = convention_warning(gold_lines, test_lines)
+    warning = convention_warning(gold_lines, test_lines, params)
     if warning:
         click.echo(f"lpcfg: warning: {warning}", err=True)
-    result = evaluate_lines(gold_lines, test_lines, PARAMS[param], cutoff)
+    result = evaluate_lines(gold_lines, test_lines, params, cutoff)
     for message in result.messages:
         click.echo(message, err=True)
+    for message in result.warnings:
+        click.echo(f"lpcfg: warning: {message}", err=True)
     with atomic_output(output) as fh:
-        if as_json:
-            fh.write(result.to_json() + "\n")
-        else:
+        if json and not result.aborted:
+            fh.write(result.to_json(per_sentence=per_sentence, labels=labels) + "\n")
+        elif not json:
             fh.write(format_report(result, per_sentence=per_sentence, labels=labels))
     if result.aborted:
         raise LpcfgError(
-            f"evaluation stopped after more than {PARAMS[param].max_error} errors, as EVALB "
-            "does (no summary); check that GOLD and TEST hold the same sentences"
+            f"evaluation stopped after more than {params.max_error} errors, as EVALB does "
+            "(no summary); check that GOLD and TEST hold the same sentences and tokens"
         )
-    if strict and result.not_scored:
-        raise CheckFailed(
-            f"{result.not_scored} of {result.all.sentences + result.unscored_gold_lines} "
-            "sentences were skipped or errors (--strict)"
-        )
+    if strict:
+        problems = []
+        if result.not_scored:
+            problems.append(
+                f"{result.not_scored} of {result.all.sentences + result.all.missing} "
+                "sentences skipped or in error"
+            )
+        if result.gold_lines != result.test_lines:
+            problems.append(f"{result.gold_lines} gold lines but {result.test_lines} test lines")
+        if problems:
+            raise CheckFailed("; ".join(problems) + " (--strict)")
