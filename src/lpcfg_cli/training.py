@@ -27,6 +27,7 @@ class TrainingData:
     grammar: Grammar
     bank: CompiledTreebank
     summary: dict[str, Any]
+    originals: list[nltk.Tree] | None = None  # normalised, unbinarized; tree t of ``bank``
 
 
 def binarized_trees(
@@ -73,7 +74,7 @@ def prepare(
         "rare_threshold": rare,
         "prepare_seconds": round(time.perf_counter() - t0, 3),
     }
-    return TrainingData(grammar, bank, summary)
+    return TrainingData(grammar, bank, summary, normal)
 
 
 def compile_dev(

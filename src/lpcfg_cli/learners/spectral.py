@@ -1,0 +1,238 @@
+"""The spectral learning algorithm for L-PCFGs (Cohen et al. 2012 ACL; 2014 JMLR, figs. 7-8),
+with the engineering of their 2013 experiments (Cohen, Stratos, Collins, Foster & Ungar).
+
+For every nonterminal ``a``:
+
+1. ``Omega^a = E[phi(t) psi(o)^T | a]`` over *all* nodes labelled ``a`` (the papers recommend
+   all nodes over one per tree), ``phi``/``psi`` the sparse inside/outside features of
+   ``features``; truncated SVD ``Omega^a ~ U diag(s) V^T`` (``linalg.truncated_svd``: only
+   singular values above ``min_singular`` are kept, so the inverse below stays bounded).
+   ``m_a = min(m, directions kept, count(a) / count_per_state)``: rare nonterminals get
+   fewer states.
+2. Projections ``y = U^T phi(t)`` (inside) and ``z = diag(1/s) V^T psi(o)`` (outside), so that
+   ``E[y z^T | a] = I`` on the training data and figure 7's ``Sigma^a`` needs no inverse.
+3. Moments (all batched by rule):
+   ``C^{a->b c}[i,j,k] = p(a->b c | a) E~[z_i y2_j y3_k | a->b c]``,
+   ``c_inf^{a->x}[i] = p(a->x | a) E~[z_i | a->x]``, ``c_1^a[i] = p(root a) E[y_i | a, root]``,
+   where ``E~`` is the smoothed moment: with ``lambda = sqrt(n) / (C + sqrt(n))`` (``n`` the
+   rule's count) the third-order moment is interpolated with the average of products of
+   the rule's second- and first-order moments, and that with the product of the
+   per-nonterminal means (``lambda E + (1 - lambda)(lambda F + (1 - lambda) K)``); a lexical
+   moment is ``v E[z | a->x] + (1 - v) E[z | a]`` (the pre-terminal mean alone for tied
+   emissions never seen with that pre-terminal). Rule probabilities are the treebank
+   PCFG's (with its tied emissions).
+
+The result is a ``tensor``-form model: entries may be negative, and so may marginals; the
+parser's decoder scores items by absolute marginal, as the authors' parser does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import nltk
+import numpy as np
+import scipy.sparse as sp
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.learners.features import FeatureOptions, NodeFeatures, node_features
+from lpcfg_cli.learners.linalg import SVD, truncated_svd
+from lpcfg_cli.learners.pcfg import estimate_pcfg
+from lpcfg_cli.model import LPCFG
+
+
+@dataclass(frozen=True)
+class SpectralOptions:
+    """Constants of the estimator (defaults: Cohen et al. 2013, tuned on the dev split)."""
+
+    min_singular: float = 0.01
+    count_per_state: float = 10.0
+    smoothing: float = 30.0  # C of lambda = sqrt(n) / (C + sqrt(n)); 0 switches it off
+    lexical_weight: float = 0.6  # v; 1 switches lexical smoothing off
+    features: FeatureOptions = field(default_factory=FeatureOptions)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.min_singular < 0 or self.count_per_state < 0 or self.smoothing < 0:
+            raise LpcfgError("spectral constants must be non-negative")
+        if not 0.0 <= self.lexical_weight <= 1.0:
+            raise LpcfgError("the lexical smoothing weight must lie in [0, 1]")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["features"] = {k: list(v) if isinstance(v, tuple) else v
+                           for k, v in out["features"].items()}  # fmt: skip
+        return out
+
+
+class SpectralEstimator:
+    """Features and SVDs of one treebank, from which models with any ``m`` are built.
+
+    The SVDs are computed once for the largest ``m`` asked for; a smaller ``m`` keeps the
+    leading directions of the same decomposition, so a ``--states 8,16,24,32`` grid costs
+    little more than its largest member.
+    """
+
+    def __init__(
+        self,
+        grammar: Grammar,
+        bank: CompiledTreebank,
+        originals: Sequence[nltk.Tree],
+        options: SpectralOptions | None = None,
+    ) -> None:
+        self.grammar, self.bank = grammar, bank
+        self.options = options or SpectralOptions()
+        t0 = time.perf_counter()
+        self.features: NodeFeatures = node_features(grammar, bank, originals,
+                                                    self.options.features)  # fmt: skip
+        self.coarse = estimate_pcfg(grammar, bank)
+        self.counts = np.bincount(bank.symbol, minlength=grammar.n_symbols)
+        order = np.argsort(bank.symbol, kind="stable")
+        bounds = np.searchsorted(bank.symbol[order], np.arange(grammar.n_symbols + 1))
+        self._nodes = [order[bounds[a] : bounds[a + 1]] for a in range(grammar.n_symbols)]
+        self._svds: list[SVD] = []
+        self._svd_k = 0
+        self.seconds = {"features": time.perf_counter() - t0}
+
+    def decompose(self, k: int, progress: Callable[[int], None] | None = None) -> None:
+        """Truncated SVD of every ``Omega^a`` with up to ``k`` directions (cached)."""
+        if k <= self._svd_k:
+            return
+        t0 = time.perf_counter()
+        opts = self.options
+        self._svds = []
+        for a, nodes in enumerate(self._nodes):
+            phi, psi = self._restricted(nodes)
+            omega = (phi.T @ psi) / max(len(nodes), 1)
+            self._svds.append(truncated_svd(omega, k, min_value=opts.min_singular,
+                                            seed=opts.seed + a))  # fmt: skip
+            if progress:
+                progress(1)
+        self._svd_k = k
+        self.seconds["svd"] = time.perf_counter() - t0
+
+    def _restricted(self, nodes: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """The nodes' feature rows, restricted to the columns they use."""
+        out = []
+        for mat in (self.features.inside, self.features.outside):
+            rows = mat[nodes]
+            cols = np.unique(rows.indices)
+            out.append(rows[:, cols].tocsr())
+        return out[0], out[1]
+
+    def states_for(self, m: int) -> np.ndarray:
+        """``m_a`` for every symbol: capped by the requested ``m``, the directions kept and
+        the symbol's frequency."""
+        if m < 1:
+            raise LpcfgError("--states must be at least 1")
+        self.decompose(m)
+        kept = np.array([svd.k for svd in self._svds])
+        per = self.options.count_per_state
+        by_count = np.maximum(1, self.counts // per).astype(np.int64) if per > 0 else m
+        return np.maximum(1, np.minimum(np.minimum(kept, m), by_count))
+
+    def project(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(Y, Z)``: inside and outside projections of every node, padded to max m_a."""
+        n, width = self.bank.n_nodes, int(states.max())
+        y, z = np.zeros((n, width)), np.zeros((n, width))
+        for a, nodes in enumerate(self._nodes):
+            if not len(nodes):
+                continue
+            k = int(states[a])
+            svd = self._svds[a]
+            phi, psi = self._restricted(nodes)
+            y[nodes, :k] = phi @ svd.u[:, :k]
+            z[nodes, :k] = (psi @ svd.v[:, :k]) / svd.s[:k]
+        return y, z
+
+    def model(self, m: int, meta: dict[str, Any] | None = None) -> LPCFG:
+        """The tensor-form model with at most ``m`` states per nonterminal."""
+        t0 = time.perf_counter()
+        states = self.states_for(m)
+        y, z = self.project(states)
+        g, bank, opts = self.grammar, self.bank, self.options
+        y_mean = _group_mean(bank.symbol, y, g.n_symbols)
+        z_mean = _group_mean(bank.symbol, z, g.n_symbols)
+        model = LPCFG.zeros(g, states, self.coarse, form="tensor", meta=dict(meta or {}))
+        self._binary(model, y, z, y_mean, z_mean)
+        self._lexical(model, z, z_mean)
+        roots = bank.roots
+        root_y = _group_mean(bank.symbol[roots], y[roots], g.n_symbols)
+        for a in range(g.n_symbols):
+            model.root_vector(a)[:] = self.coarse.root[a] * root_y[a, : states[a]]
+        model.meta.update({
+            "method": "spectral",
+            "states_requested": m,
+            "spectral": opts.to_dict(),
+            "singular_values": {g.symbols[a]: np.round(svd.s, 6).tolist()
+                                for a, svd in enumerate(self._svds)},
+            "spectral_seconds": {**{k: round(v, 3) for k, v in self.seconds.items()},
+                                 "moments": round(time.perf_counter() - t0, 3)},
+        })  # fmt: skip
+        return model
+
+    def _binary(self, model: LPCFG, y, z, y_mean, z_mean) -> None:  # noqa: ANN001
+        g, bank, c = self.grammar, self.bank, self.options.smoothing
+        states = model.states
+        nodes = np.flatnonzero(bank.rule >= 0)
+        nodes = nodes[np.argsort(bank.rule[nodes], kind="stable")]
+        bounds = np.searchsorted(bank.rule[nodes], np.arange(g.n_binary + 1))
+        for r in range(g.n_binary):
+            sel = nodes[bounds[r] : bounds[r + 1]]
+            n = len(sel)
+            a, b, cc = g.binary[r]
+            ma, mb, mc = states[a], states[b], states[cc]
+            k = z_mean[a, :ma][:, None, None] * y_mean[b, :mb][None, :, None] \
+                * y_mean[cc, :mc][None, None, :]  # fmt: skip
+            if n == 0:
+                moment = k
+            else:
+                zz, yl, yr = z[sel, :ma], y[bank.left[sel], :mb], y[bank.right[sel], :mc]
+                third = (zz.T @ (yl[:, :, None] * yr[:, None, :]).reshape(n, mb * mc)) / n
+                moment = third.reshape(ma, mb, mc)
+                if c > 0:
+                    lam = np.sqrt(n) / (c + np.sqrt(n))
+                    jz, jl, jr = zz.mean(0), yl.mean(0), yr.mean(0)
+                    f = ((zz.T @ yl / n)[:, :, None] * jr[None, None, :]
+                         + (zz.T @ yr / n)[:, None, :] * jl[None, :, None]
+                         + jz[:, None, None] * (yl.T @ yr / n)[None, :, :]) / 3.0  # fmt: skip
+                    moment = lam * moment + (1 - lam) * (lam * f + (1 - lam) * k)
+            model.binary_tensor(r)[:] = self.coarse.binary[r] * moment
+
+    def _lexical(self, model: LPCFG, z: np.ndarray, z_mean: np.ndarray) -> None:
+        g, bank, v = self.grammar, self.bank, self.options.lexical_weight
+        pre = np.flatnonzero(bank.lex >= 0)
+        lex_mean = _group_mean(bank.lex[pre], z[pre], g.n_lexical)
+        seen = np.bincount(bank.lex[pre], minlength=g.n_lexical) > 0
+        parent_mean = z_mean[g.lexical[:, 0]]
+        moment = np.where(seen[:, None], v * lex_mean + (1 - v) * parent_mean, parent_mean)
+        moment *= self.coarse.lexical[:, None]
+        width = np.arange(moment.shape[1])[None, :] < model.states[g.lexical[:, 0]][:, None]
+        model.lexical[:] = moment[width]  # row-major: rule by rule, as the flat layout
+
+
+def _group_mean(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Row means of ``values`` per group id (zero for empty groups)."""
+    ind = sp.csr_matrix(
+        (np.ones(len(group)), (group, np.arange(len(group)))), shape=(n_groups, len(group))
+    )
+    sums = np.asarray(ind @ values)
+    counts = np.bincount(group, minlength=n_groups).astype(float)
+    return sums / np.maximum(counts, 1.0)[:, None]
+
+
+def train_spectral(
+    grammar: Grammar,
+    bank: CompiledTreebank,
+    originals: Sequence[nltk.Tree],
+    states: int,
+    options: SpectralOptions | None = None,
+    meta: dict[str, Any] | None = None,
+) -> LPCFG:
+    """One spectral model with at most ``states`` latent states per nonterminal."""
+    est = SpectralEstimator(grammar, bank, originals, options)
+    return est.model(states, meta)
