@@ -103,7 +103,6 @@ def node_features(
     binary = rule >= 0
     lch = np.where(binary, left, 0)
     rch = np.where(binary, right, 0)
-    none = np.full(bank.n_nodes, -1, dtype=np.int64)
 
     head = binarized_heads(bank, originals)
     head_tag = tag_ids[word_offset[tree] + head]
