@@ -139,6 +139,41 @@ def test_train_em_with_dev_selection_then_parse(synthetic, tmp_path):
     assert bad.returncode == 2 and "--states must be a whole number" in bad.stderr
 
 
+def test_train_spectral_grid_with_dev_then_parse(synthetic, tmp_path):
+    dev = tmp_path / "dev.mrg"
+    dev.write_text("".join((synthetic / "train.mrg").read_text().splitlines(True)[:40]))
+    model = tmp_path / "spectral.npz"
+    train = str(synthetic / "train.mrg")
+    res = run("train", "--method", "spectral", "--states", "1,2", "--dev", str(dev),
+              "--cap", "N0=1", train, "-o", str(model))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "states 1:" in res.stderr and "states 2:" in res.stderr
+    assert "dev F1" in res.stderr and "selected states" in res.stderr
+    from lpcfg_cli.model import LPCFG
+
+    loaded = LPCFG.load(model)
+    meta = loaded.meta
+    assert loaded.form == "tensor" and meta["method"] == "spectral"
+    assert [h["states"] for h in meta["dev_grid"]] == [1, 2]
+    best = max(meta["dev_grid"], key=lambda h: h["dev_f1"])
+    assert meta["states_requested"] == best["states"]
+    assert loaded.states[loaded.grammar.symbol_index["N0"]] == 1
+    out = run("parse", str(model), str(synthetic / "test.txt"), "--no-progress")
+    assert out.returncode == 0 and len(out.stdout.splitlines()) == 100
+    for args, message in [
+        (["--states", "1,2"], "a --states grid needs --dev"),
+        (["--states", "2", "--cap", "N0"], "--cap takes LABEL=M"),
+        (["--states", "2", "--cap", "XX=1"], "not in the training trees: 'XX'"),
+        (["--states", "2", "--inside-features", "rule,colour"], "unknown inside feature"),
+        (["--states", "0"], "--states must be at least 1"),
+    ]:
+        bad = run("train", "--method", "spectral", *args, train, "-o", str(tmp_path / "x.npz"))
+        assert bad.returncode == 2 and message in bad.stderr, (args, bad.stderr)
+        errors = [x for x in bad.stderr.splitlines() if "error" in x]
+        assert len(errors) == 1 and "Traceback" not in bad.stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
 def test_sample_writes_debinarized_trees_unless_asked(tmp_path):
     bank = tmp_path / "tb.mrg"
     bank.write_text("(S (NP (DT a) (JJ b) (NN c)) (VP (VB d)))\n" * 3)

@@ -585,3 +585,35 @@ def _outside_rules(g, alpha, beta, p_item, rule, l_item, r_item, w) -> int:  # n
     _add_rows(beta, li, to_left)
     _add_rows(beta, ri, to_right)
     return 2 * len(pair_rule) * m**3 + 4 * len(order) * m * m
+
+
+def tree_scores(model, bank) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """``(log |p|, sign p)`` of every (skeletal) tree of ``bank`` under ``model``.
+
+    The latent states are summed out by the inside recursion over each fixed tree, batched
+    over all nodes of one height; every node keeps a log scale. Works for both model forms
+    (a tensor-form model may give a tree a negative value). ``bank`` must be compiled
+    against ``model.grammar``.
+    """
+    g = LatentGrammar.from_model(model)
+    m = g.max_states
+    alpha = np.zeros((bank.n_nodes, m))
+    ls = np.zeros(bank.n_nodes)
+    levels = bank.levels()
+    for height, nodes in enumerate(levels, start=1):
+        if height == 1:
+            alpha[nodes] = g.lexical[bank.lex[nodes]]
+        else:
+            nodes = nodes[np.argsort(bank.rule[nodes], kind="stable")]
+            left, right = bank.left[nodes], bank.right[nodes]
+            z = (alpha[left][:, :, None] * alpha[right][:, None, :]).reshape(len(nodes), m * m)
+            alpha[nodes] = apply_rules(g.tensors, bank.rule[nodes], z)
+            ls[nodes] = ls[left] + ls[right]
+        mx = np.abs(alpha[nodes]).max(axis=1)
+        mx[mx == 0] = 1.0
+        alpha[nodes] /= mx[:, None]
+        ls[nodes] += np.log(mx)
+    roots = bank.roots
+    value = np.einsum("nh,nh->n", alpha[roots], g.root[bank.symbol[roots]])
+    with np.errstate(divide="ignore"):
+        return ls[roots] + np.log(np.abs(value)), np.sign(value)

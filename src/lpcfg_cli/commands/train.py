@@ -12,7 +12,9 @@ from lpcfg_cli.commands.options import binarization_options, skip_bad_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.learners.em import train_em
+from lpcfg_cli.learners.features import INSIDE, OUTSIDE, FeatureOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.training import compile_dev, dev_scorer, prepare
 
@@ -44,7 +46,8 @@ def _warn(err: LpcfgError) -> None:
     "--states",
     default="8",
     show_default=True,
-    help="Latent states per nonterminal (upper bound where a method adapts it).",
+    help="Latent states per nonterminal (upper bound where a method adapts it); spectral "
+    "with --dev also takes a comma-separated grid, e.g. 8,16,24,32.",
 )
 @click.option(
     "--iterations",
@@ -102,6 +105,60 @@ def _warn(err: LpcfgError) -> None:
     show_default=True,
     help="EM: relative random perturbation of the split PCFG it starts from.",
 )
+@click.option(
+    "--min-singular",
+    type=click.FloatRange(min=0),
+    default=0.01,
+    show_default=True,
+    help="Spectral: keep SVD directions with singular values above this only.",
+)
+@click.option(
+    "--state-count",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Spectral: training nodes per latent state; a nonterminal seen n times gets at "
+    "most n / this states (0: no frequency cap).",
+)
+@click.option(
+    "--cap",
+    "caps",
+    multiple=True,
+    metavar="LABEL=M",
+    help="Spectral: at most M states for nonterminal LABEL (repeatable).",
+)
+@click.option(
+    "--moment-smoothing",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Spectral: C of lambda = sqrt(n) / (C + sqrt(n)) smoothing rule moments (0: off).",
+)
+@click.option(
+    "--lexical-weight",
+    type=click.FloatRange(0, 1),
+    default=0.6,
+    show_default=True,
+    help="Spectral: weight of a word's own moment against its pre-terminal's mean (1: off).",
+)
+@click.option(
+    "--inside-features",
+    default=",".join(INSIDE),
+    show_default=True,
+    help="Spectral: inside feature templates (comma-separated).",
+)
+@click.option(
+    "--outside-features",
+    default=",".join(OUTSIDE),
+    show_default=True,
+    help="Spectral: outside feature templates (comma-separated).",
+)
+@click.option(
+    "--feature-scaling/--no-feature-scaling",
+    default=True,
+    show_default=True,
+    help="Spectral: weigh each active feature by sqrt(M / (count + 5)).",
+)
 @skip_bad_option
 def command(
     treebank: tuple[str, ...],
@@ -120,6 +177,14 @@ def command(
     dev_f1_every: int,
     smoothing: float,
     noise: float,
+    min_singular: float,
+    state_count: float,
+    caps: tuple[str, ...],
+    moment_smoothing: float,
+    lexical_weight: float,
+    inside_features: str,
+    outside_features: str,
+    feature_scaling: bool,
     skip_bad: bool,
 ) -> None:
     """Learn a model from PTB TREEBANK files (normalised and binarized as `binarize` does).
@@ -129,15 +194,24 @@ def command(
       lpcfg train --method pcfg data/train.mrg -o pcfg.npz
       lpcfg train --method em --states 16 --iterations 40 --dev data/dev.mrg \\
           data/train.mrg -o em16.npz
+      lpcfg train --method spectral --states 8,16,24,32 --dev data/dev.mrg \\
+          data/train.mrg -o spectral.npz
     """
-    if method not in ("pcfg", "em"):
+    if method not in ("pcfg", "em", "spectral"):
         raise LpcfgError(f"--method {method} is not available yet (see the issue tracker)")
-    try:
-        m = int(states)
-    except ValueError:
-        raise LpcfgError(f"--states must be a whole number for --method {method}") from None
-    if m < 1:
-        raise LpcfgError("--states must be at least 1")
+    grid = _parse_states(states, method, dev)
+    m = grid[0]
+    spectral_options = None
+    if method == "spectral":
+        features = FeatureOptions(
+            inside=_templates(inside_features), outside=_templates(outside_features),
+            scale=feature_scaling,
+        )  # fmt: skip
+        spectral_options = SpectralOptions(
+            min_singular=min_singular, count_per_state=state_count,
+            smoothing=moment_smoothing, lexical_weight=lexical_weight, features=features,
+            seed=seed, caps=_parse_caps(caps),
+        )  # fmt: skip
     t0 = time.perf_counter()
     options = BinarizeOptions(horizontal=horizontal, vertical=vertical, factor=factor)
     data = prepare(treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn)
@@ -150,6 +224,8 @@ def command(
     meta = {"training": s, "seed": seed}
     if method == "pcfg":
         model = train_pcfg(data.grammar, data.bank, meta)
+    elif method == "spectral":
+        model = _train_spectral(data, meta, grid, dev, spectral_options)
     else:
         model = _train_em(data, meta, m, iterations, dev, init, seed, tol, dev_f1_every,
                           smoothing, noise, options)  # fmt: skip
@@ -191,3 +267,76 @@ def _train_em(
     sel = model.meta.get("selected_iteration")
     click.echo(f"lpcfg: selected iteration {sel} of {len(model.meta['history'])}", err=True)
     return model
+
+
+def _parse_states(states: str, method: str, dev: str | None) -> list[int]:
+    """``--states``: one number, or for spectral with --dev a comma-separated grid."""
+    try:
+        grid = [int(x) for x in str(states).split(",")]
+    except ValueError:
+        raise LpcfgError(f"--states must be a whole number or a comma-separated list, not "
+                         f"{states!r}") from None  # fmt: skip
+    if min(grid) < 1:
+        raise LpcfgError("--states must be at least 1")
+    if len(grid) > 1 and method != "spectral":
+        raise LpcfgError(f"--states takes a single number for --method {method}")
+    if len(grid) > 1 and not dev:
+        raise LpcfgError("a --states grid needs --dev to choose among its values")
+    return grid
+
+
+def _templates(text: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _parse_caps(caps: tuple[str, ...]) -> dict[str, int]:
+    out = {}
+    for cap in caps:
+        label, sep, value = cap.rpartition("=")
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if not sep or not label or number < 1:
+            raise LpcfgError(f"--cap takes LABEL=M with M >= 1, not {cap!r}")
+        out[label] = number
+    return out
+
+
+def _train_spectral(
+    data, meta: dict, grid: list[int], dev: str | None, options: SpectralOptions
+) -> LPCFG:  # noqa: ANN001
+    """Spectral estimation; with --dev, every grid value is scored and the best kept."""
+    err = click.get_text_stream("stderr")
+    if data.originals is None:
+        raise LpcfgError("the spectral learner needs the original training trees")
+    est = SpectralEstimator(data.grammar, data.bank, data.originals, options)
+    unknown = sorted(set(options.caps) - set(data.grammar.symbols))
+    if unknown:
+        raise LpcfgError(f"--cap names a nonterminal not in the training trees: {unknown[0]!r}")
+    with tqdm(total=data.grammar.n_symbols, desc="svd", unit="nt", file=err,
+              leave=False) as bar:  # fmt: skip
+        est.decompose(max(grid), progress=bar.update)
+    sec = est.seconds
+    click.echo(f"lpcfg: features {sec['features']:.1f} s, SVD of {data.grammar.n_symbols} "
+               f"cross-covariances {sec['svd']:.1f} s", err=True)  # fmt: skip
+    scorer = dev_scorer([dev]) if dev else None
+    best, best_f1, history = None, -1.0, []
+    for m in grid:
+        t0 = time.perf_counter()
+        model = est.model(m, meta)
+        line = (f"lpcfg: states {m}: {int(model.states.sum())} in all, moments "
+                f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
+        rec = {"states": m, "total_states": int(model.states.sum())}
+        if scorer is not None:
+            t1 = time.perf_counter()
+            rec["dev_f1"] = round(scorer(model), 2)
+            line += f", dev F1 {rec['dev_f1']:.2f} ({time.perf_counter() - t1:.1f} s)"
+        click.echo(line, err=True)
+        history.append(rec)
+        if best is None or rec.get("dev_f1", 0.0) > best_f1:
+            best, best_f1 = model, rec.get("dev_f1", 0.0)
+    best.meta["dev_grid"] = history
+    if len(grid) > 1:
+        click.echo(f"lpcfg: selected states {best.meta['states_requested']}", err=True)
+    return best

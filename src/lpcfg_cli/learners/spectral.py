@@ -55,6 +55,7 @@ class SpectralOptions:
     lexical_weight: float = 0.6  # v; 1 switches lexical smoothing off
     features: FeatureOptions = field(default_factory=FeatureOptions)
     seed: int = 0
+    caps: dict[str, int] = field(default_factory=dict)  # per-nonterminal upper bounds
 
     def __post_init__(self) -> None:
         if self.min_singular < 0 or self.count_per_state < 0 or self.smoothing < 0:
@@ -133,7 +134,12 @@ class SpectralEstimator:
         kept = np.array([svd.k for svd in self._svds])
         per = self.options.count_per_state
         by_count = np.maximum(1, self.counts // per).astype(np.int64) if per > 0 else m
-        return np.maximum(1, np.minimum(np.minimum(kept, m), by_count))
+        states = np.maximum(1, np.minimum(np.minimum(kept, m), by_count))
+        for label, cap in self.options.caps.items():
+            a = self.grammar.symbol_index.get(label)
+            if a is not None:
+                states[a] = max(1, min(int(states[a]), cap))
+        return states
 
     def project(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(Y, Z)``: inside and outside projections of every node, padded to max m_a."""

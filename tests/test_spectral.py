@@ -1,0 +1,177 @@
+"""The spectral learner: guarded SVD, features, consistency on synthetic L-PCFGs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from lpcfg_cli.grammar import build_grammar, compile_trees
+from lpcfg_cli.inside_outside import tree_scores
+from lpcfg_cli.learners import linalg
+from lpcfg_cli.learners.features import FeatureOptions, node_features
+from lpcfg_cli.learners.linalg import truncated_svd
+from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+
+# ------------------------------------------------------------------ guarded SVD
+
+
+def _low_rank(shape: tuple[int, int], rank: int, seed: int = 0) -> sp.csr_matrix:
+    rng = np.random.default_rng(seed)
+    left = sp.random(shape[0], rank, density=0.3, random_state=rng) + sp.eye(shape[0], rank)
+    right = sp.random(rank, shape[1], density=0.3, random_state=rng) + sp.eye(rank, shape[1])
+    return sp.csr_matrix(left @ right)
+
+
+@pytest.mark.parametrize("dense_limit", [linalg.DENSE_LIMIT, 0])
+def test_svd_keeps_only_real_directions(monkeypatch, dense_limit):
+    """Asked for more directions than the rank, it returns the rank and nothing spurious."""
+    monkeypatch.setattr(linalg, "DENSE_LIMIT", dense_limit)  # 0: randomized path
+    omega = _low_rank((300, 400), rank=5)
+    svd = truncated_svd(omega, 12, min_value=0.0)  # no absolute floor: the relative one acts
+    assert svd.k == 5
+    exact = np.linalg.svd(omega.toarray(), compute_uv=False)[:5]
+    np.testing.assert_allclose(svd.s, exact, rtol=1e-8)
+    np.testing.assert_allclose(svd.u.T @ omega @ svd.v, np.diag(svd.s), atol=1e-8 * exact[0])
+
+
+def test_svd_floor_drops_tiny_singular_values():
+    """Directions with singular values under min_value are never inverted."""
+    u = np.linalg.qr(np.random.default_rng(1).standard_normal((50, 4)))[0]
+    omega = u @ np.diag([3.0, 0.5, 0.02, 0.003]) @ u.T
+    assert truncated_svd(omega, 4).k == 3
+    assert truncated_svd(omega, 4, min_value=0.1).k == 2
+    assert truncated_svd(omega, 4, min_value=10.0).k == 1  # always one direction
+    assert truncated_svd(np.zeros((5, 5)), 3).k == 0
+
+
+def test_scipy_svds_spurious_values_would_be_inverted():
+    """The failure the floors guard against: svds asked for k > rank returns near-zero
+    singular values; inverting them blows projections up by many orders of magnitude."""
+    from scipy.sparse.linalg import svds
+
+    omega = _low_rank((200, 250), rank=3, seed=2)
+    s = svds(omega, k=8, random_state=0, return_singular_vectors=False)
+    assert (s < 1e-8 * s.max()).sum() >= 1  # spurious directions present
+    svd = truncated_svd(omega, 8)
+    assert svd.k == 3 and (1.0 / svd.s).max() < 1e3
+
+
+# ------------------------------------------------------------------ features
+
+
+def test_features_of_a_small_tree():
+    import nltk
+
+    tree = nltk.Tree.fromstring("(S (NP (DT The) (NN dog)) (VP (VBD barked)))")
+    binarized = nltk.Tree.fromstring("(S (NP (DT The) (NN dog)) (VP+VBD barked))")
+    grammar, bank = build_grammar([binarized], rare=0)
+    feats = node_features(grammar, bank, [tree], FeatureOptions(scale=False))
+    # Post-order: DT, NN, NP, VP+VBD, S. Pre-terminals: word, head, length; others: no word.
+    assert np.diff(feats.inside.indptr).tolist() == [3, 3, 7, 3, 7]
+    # VP+VBD has the head tag of every ancestor (no ancestor_head); the root has neither
+    # that nor a parent label (up1).
+    assert np.diff(feats.outside.indptr).tolist() == [8, 8, 8, 7, 6]
+    assert feats.inside.data.max() == 1.0
+    # Every column belongs to one label: the two pre-terminals share no inside column.
+    assert not set(feats.inside[0].indices) & set(feats.inside[1].indices)
+
+
+def test_feature_scaling_favours_rare_features():
+    truth = random_lpcfg(seed=5)
+    trees = sample_trees(truth, 200, seed=6)
+    grammar, bank = build_grammar(trees, rare=0)
+    feats = node_features(grammar, bank, trees)
+    col_counts = np.bincount(feats.inside.indices, minlength=feats.inside.shape[1])
+    expected = np.sqrt(201 / (col_counts + 5.0))
+    np.testing.assert_allclose(feats.inside.data, expected[feats.inside.indices])
+
+
+# ------------------------------------------------------------------ consistency
+
+_SIMPLE = FeatureOptions(
+    inside=("rule", "rule+left", "rule+right", "word"), outside=("parent", "parent2", "up1")
+)
+_PURE = SpectralOptions(
+    min_singular=1e-6, count_per_state=0, smoothing=0, lexical_weight=1.0, features=_SIMPLE
+)
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return random_lpcfg(n_inter=3, n_pre=3, n_words=8, states=2, rules_per_symbol=3,
+                        words_per_tag=4, seed=31, concentration=0.5)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def held_out(truth):
+    trees = sample_trees(truth, 300, seed=99)
+    bank, _ = compile_trees(truth.grammar, trees)
+    return trees, tree_scores(truth, bank)[0]
+
+
+def _error(truth, held_out, n: int, options=_PURE, states: int = 2) -> float:
+    """Mean |log p_hat(tree) - log p(tree)| on held-out trees after n training trees."""
+    trees = sample_trees(truth, n, seed=n)
+    grammar, bank = build_grammar(trees, rare=0)
+    model = SpectralEstimator(grammar, bank, trees, options).model(states)
+    test, true_lp = held_out
+    tb, dropped = compile_trees(grammar, test)
+    assert dropped == 0
+    lp, _ = tree_scores(model, tb)
+    return float(np.abs(lp - true_lp).mean())
+
+
+def test_tree_scores_of_the_true_model_sum_to_one(truth):
+    """tree_scores is the probability of a skeletal tree: trees drawn often enough have
+    empirical frequencies matching it."""
+    trees = sample_trees(truth, 4000, seed=3)
+    bank, _ = compile_trees(truth.grammar, trees)
+    lp, sign = tree_scores(truth, bank)
+    assert (sign > 0).all()
+    strings = [t.pformat(margin=10**6) for t in trees]
+    most = max(set(strings), key=strings.count)
+    freq = strings.count(most) / len(strings)
+    assert abs(np.exp(lp[strings.index(most)]) - freq) < 4 * np.sqrt(freq / len(trees))
+
+
+def test_spectral_estimate_converges(truth, held_out):
+    """Theorem 3 (JMLR): the error of p_hat falls like 1/sqrt(M); 10x data, ~3x less error."""
+    e3, e4 = _error(truth, held_out, 1_000), _error(truth, held_out, 10_000)
+    assert e4 < 0.6 * e3
+    assert e4 < 0.15
+    # The latent states matter: the treebank PCFG of the same data is far worse.
+    trees = sample_trees(truth, 10_000, seed=10_000)
+    grammar, bank = build_grammar(trees, rare=0)
+    tb, _ = compile_trees(grammar, held_out[0])
+    pcfg_error = np.abs(tree_scores(train_pcfg(grammar, bank, {}), tb)[0] - held_out[1]).mean()
+    assert e4 < 0.5 * pcfg_error
+
+
+@pytest.mark.slow
+def test_spectral_estimate_converges_to_1e5(truth, held_out):
+    e4, e5 = _error(truth, held_out, 10_000), _error(truth, held_out, 100_000)
+    assert e5 < 0.6 * e4
+
+
+def test_default_engineering_stays_consistent(truth, held_out):
+    """All templates, scaling and smoothing (lambda -> 1 as counts grow) still converge."""
+    opts = SpectralOptions(min_singular=1e-6, count_per_state=0)
+    assert _error(truth, held_out, 10_000, opts) < 0.7 * _error(truth, held_out, 1_000, opts)
+
+
+def test_model_shape_and_tensor_form(truth):
+    trees = sample_trees(truth, 500, seed=4)
+    grammar, bank = build_grammar(trees, rare=0)
+    est = SpectralEstimator(grammar, bank, trees, SpectralOptions(count_per_state=100))
+    model = est.model(4)
+    assert model.form == "tensor" and model.meta["method"] == "spectral"
+    counts = np.bincount(bank.symbol, minlength=grammar.n_symbols)
+    assert (model.states <= np.maximum(1, counts // 100)).all()
+    assert (model.states <= 4).all() and (model.states >= 1).all()
+    capped = SpectralEstimator(
+        grammar, bank, trees, SpectralOptions(count_per_state=0, caps={"N1": 1})
+    ).model(4)
+    assert capped.states[grammar.symbol_index["N1"]] == 1
