@@ -87,15 +87,19 @@ def compile_dev(
 
 
 def dev_scorer(
-    paths: Sequence[str], *, prune: float = 1e-5, max_length: int | None = None
+    paths: Sequence[str], *, prune: float = 1e-5, max_length: int | None = None, jobs: int = 1
 ) -> Callable[[Any], float]:
     """A function giving a model's strict EVALB F1 on the dev trees in ``paths``.
 
-    The dev sentences are parsed with the real parser and scored with the real evaluator
-    (skipped or failed sentences count as wrong), as ``parse`` + ``evaluate`` would.
+    The dev sentences are parsed with the real parser (``jobs`` worker processes, which load
+    the model from a temporary file) and scored with the real evaluator (skipped or failed
+    sentences count as wrong), as ``parse`` + ``evaluate`` would.
     """
+    import os
+    import tempfile
+
     from lpcfg_cli.evalb import evaluate_lines
-    from lpcfg_cli.parser import Parser
+    from lpcfg_cli.parallel import parse_sentences
     from lpcfg_cli.trees import ROOT_LABELS, format_tree, words
 
     records = read_treebank(list(paths))
@@ -108,7 +112,12 @@ def dev_scorer(
         sentences.append(words(tree))
 
     def score(model: Any) -> float:
-        results = Parser(model, prune=prune, max_length=max_length).parse(sentences)
+        with tempfile.TemporaryDirectory(prefix="lpcfg-dev-") as tmp:
+            path = os.path.join(tmp, "model.npz")
+            if jobs > 1:
+                model.save(path)
+            results, _ = parse_sentences(path, model, sentences, prune=prune, jobs=jobs,
+                                         max_length=max_length)  # fmt: skip
         test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
         return evaluate_lines(gold, test).all.figures()["strict_fmeasure"]
 

@@ -69,6 +69,13 @@ def _warn(err: LpcfgError) -> None:
     help="Start EM from an existing probabilistic model.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes for parsing the --dev trees.",
+)
 @binarization_options
 @click.option(
     "--rare",
@@ -139,7 +146,16 @@ def _warn(err: LpcfgError) -> None:
     type=click.FloatRange(0, 1),
     default=0.6,
     show_default=True,
-    help="Spectral: weight of a word's own moment against its pre-terminal's mean (1: off).",
+    help="Spectral: fixed weight of a word's own moment against its pre-terminal's mean, "
+    "used when --lexical-count is 0 (1: no lexical smoothing).",
+)
+@click.option(
+    "--lexical-count",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Spectral: C' of the word's weight sqrt(n) / (C' + sqrt(n)) against its "
+    "pre-terminal's mean (n: the word's count with that pre-terminal; 0: fixed weight).",
 )
 @click.option(
     "--inside-features",
@@ -169,6 +185,7 @@ def command(
     dev: str | None,
     init: str | None,
     seed: int,
+    jobs: int,
     horizontal: int,
     vertical: int,
     factor: str,
@@ -182,6 +199,7 @@ def command(
     caps: tuple[str, ...],
     moment_smoothing: float,
     lexical_weight: float,
+    lexical_count: float,
     inside_features: str,
     outside_features: str,
     feature_scaling: bool,
@@ -209,7 +227,8 @@ def command(
         )  # fmt: skip
         spectral_options = SpectralOptions(
             min_singular=min_singular, count_per_state=state_count,
-            smoothing=moment_smoothing, lexical_weight=lexical_weight, features=features,
+            smoothing=moment_smoothing, lexical_weight=lexical_weight,
+            lexical_count=lexical_count, features=features,
             seed=seed, caps=_parse_caps(caps),
         )  # fmt: skip
     t0 = time.perf_counter()
@@ -225,23 +244,22 @@ def command(
     if method == "pcfg":
         model = train_pcfg(data.grammar, data.bank, meta)
     elif method == "spectral":
-        model = _train_spectral(data, meta, grid, dev, spectral_options)
+        model = _train_spectral(data, meta, grid, dev, spectral_options, jobs)
     else:
         model = _train_em(data, meta, m, iterations, dev, init, seed, tol, dev_f1_every,
-                          smoothing, noise, options)  # fmt: skip
+                          smoothing, noise, options, jobs)  # fmt: skip
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
     model.save(output)
     click.echo(f"lpcfg: wrote {output} ({method}, {time.perf_counter() - t0:.1f} s)", err=True)
 
 
-def _train_em(
-    data, meta, states, iterations, dev, init, seed, tol, dev_f1_every, smoothing, noise, options
-) -> LPCFG:  # noqa: ANN001
+def _train_em(data, meta, states, iterations, dev, init, seed, tol, dev_f1_every, smoothing,
+              noise, options, jobs) -> LPCFG:  # noqa: ANN001  # fmt: skip
     """EM with a progress bar and one line per iteration on stderr."""
     dev_bank = scorer = None
     if dev:
         _, dev_bank, dropped = compile_dev(data.grammar, [dev], options)
-        scorer = dev_scorer([dev])
+        scorer = dev_scorer([dev], jobs=jobs)
         if dropped:
             click.echo(f"lpcfg: {dropped} dev trees use rules unseen in training: left out of "
                        "the dev log-likelihood (still parsed for dev F1)", err=True)  # fmt: skip
@@ -304,7 +322,7 @@ def _parse_caps(caps: tuple[str, ...]) -> dict[str, int]:
 
 
 def _train_spectral(
-    data, meta: dict, grid: list[int], dev: str | None, options: SpectralOptions
+    data, meta: dict, grid: list[int], dev: str | None, options: SpectralOptions, jobs: int
 ) -> LPCFG:  # noqa: ANN001
     """Spectral estimation; with --dev, every grid value is scored and the best kept."""
     err = click.get_text_stream("stderr")
@@ -320,7 +338,7 @@ def _train_spectral(
     sec = est.seconds
     click.echo(f"lpcfg: features {sec['features']:.1f} s, SVD of {data.grammar.n_symbols} "
                f"cross-covariances {sec['svd']:.1f} s", err=True)  # fmt: skip
-    scorer = dev_scorer([dev]) if dev else None
+    scorer = dev_scorer([dev], jobs=jobs) if dev else None
     best, best_f1, history = None, -1.0, []
     for m in grid:
         t0 = time.perf_counter()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-DENSE_LIMIT = 4_000_000  # matrices with at most this many entries use a dense SVD
+DENSE_LIMIT = 250_000  # matrices with at most this many entries use a dense SVD
 
 
 @dataclass

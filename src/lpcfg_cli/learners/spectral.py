@@ -22,6 +22,13 @@ For every nonterminal ``a``:
    emissions never seen with that pre-terminal). Rule probabilities are the treebank
    PCFG's (with its tied emissions).
 
+   The 2013 paper fixes ``v = 0.6``. That keeps 40% of every word's moment at the
+   pre-terminal mean however often the word is seen, so the estimate is no longer
+   consistent (``tests/test_spectral.py`` shows its error stalling as data grow). We use
+   ``v = sqrt(n) / (C' + sqrt(n))`` like the binary rules, with ``C' = 10``: consistent, and
+   on the dev split 85.44 F1 against 84.72 for ``v = 0.6`` and 84.27 without smoothing
+   (m = 16); ``lexical_count = 0`` restores the fixed ``v``.
+
 The result is a ``tensor``-form model: entries may be negative, and so may marginals; the
 parser's decoder scores items by absolute marginal, as the authors' parser does.
 """
@@ -53,6 +60,7 @@ class SpectralOptions:
     count_per_state: float = 10.0
     smoothing: float = 30.0  # C of lambda = sqrt(n) / (C + sqrt(n)); 0 switches it off
     lexical_weight: float = 0.6  # v; 1 switches lexical smoothing off
+    lexical_count: float = 10.0  # > 0: v = sqrt(n) / (this + sqrt(n)), n the rule's count
     features: FeatureOptions = field(default_factory=FeatureOptions)
     seed: int = 0
     caps: dict[str, int] = field(default_factory=dict)  # per-nonterminal upper bounds
@@ -213,9 +221,12 @@ class SpectralEstimator:
         g, bank, v = self.grammar, self.bank, self.options.lexical_weight
         pre = np.flatnonzero(bank.lex >= 0)
         lex_mean = _group_mean(bank.lex[pre], z[pre], g.n_lexical)
-        seen = np.bincount(bank.lex[pre], minlength=g.n_lexical) > 0
+        count = np.bincount(bank.lex[pre], minlength=g.n_lexical).astype(float)
+        if self.options.lexical_count > 0:
+            v = np.sqrt(count) / (self.options.lexical_count + np.sqrt(count))
+        v = np.where(count > 0, v, 0.0)[:, None]
         parent_mean = z_mean[g.lexical[:, 0]]
-        moment = np.where(seen[:, None], v * lex_mean + (1 - v) * parent_mean, parent_mean)
+        moment = v * lex_mean + (1 - v) * parent_mean
         moment *= self.coarse.lexical[:, None]
         width = np.arange(moment.shape[1])[None, :] < model.states[g.lexical[:, 0]][:, None]
         model.lexical[:] = moment[width]  # row-major: rule by rule, as the flat layout
