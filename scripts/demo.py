@@ -21,9 +21,12 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, standard_split
 
-AVAILABLE = ["pcfg", "em"]
+AVAILABLE = ["pcfg", "em", "spectral"]
 # Per-method training options of the standard experiment (the issues' acceptance runs).
-TRAIN_ARGS = {"em": ["--states", "16", "--iterations", "40", "--dev", "{data}/dev.mrg"]}
+TRAIN_ARGS = {
+    "em": ["--states", "16", "--iterations", "40", "--dev", "{data}/dev.mrg"],
+    "spectral": ["--states", "16", "--dev", "{data}/dev.mrg", "--jobs", "{jobs}"],
+}
 
 
 def lpcfg(*args: str) -> float:
@@ -82,7 +85,7 @@ def main() -> int:
     rows = []
     for method in args.methods.split(","):
         model = models / f"{method.replace('+', '_')}.npz"
-        extra = [a.format(data=data) for a in TRAIN_ARGS.get(method, [])]
+        extra = [a.format(data=data, jobs=args.jobs) for a in TRAIN_ARGS.get(method, [])]
         train_s = lpcfg("train", "--method", method, *extra, str(data / "train.mrg"), "-o",
                         str(model))  # fmt: skip
         parsed = out / f"{method.replace('+', '_')}.test.parsed"

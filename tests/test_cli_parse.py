@@ -174,6 +174,38 @@ def test_train_spectral_grid_with_dev_then_parse(synthetic, tmp_path):
     assert not (tmp_path / "x.npz").exists()
 
 
+def test_train_pivot_and_pivot_em_then_parse(synthetic, tmp_path):
+    from lpcfg_cli.model import LPCFG
+
+    dev = tmp_path / "dev.mrg"
+    dev.write_text("".join((synthetic / "train.mrg").read_text().splitlines(True)[:40]))
+    train = str(synthetic / "train.mrg")
+    pivot = tmp_path / "pivot.npz"
+    res = run("train", "--method", "pivot", "--states", "2", train, "-o", str(pivot))
+    assert res.returncode == 0, res.stderr
+    assert "lpcfg: pivot:" in res.stderr and "distinct states" in res.stderr
+    model = LPCFG.load(pivot)
+    assert model.form == "probabilistic" and model.meta["method"] == "pivot"
+    assert model.check_probabilistic() < 1e-9
+    both = tmp_path / "pivot_em.npz"
+    res = run("train", "--method", "pivot+em", "--states", "2", "--iterations", "2", "--dev",
+              str(dev), "--tol", "0", train, "-o", str(both))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "dev F1" in res.stderr.split("lpcfg: pivot:")[1].splitlines()[0]
+    assert "iteration   2" in res.stderr
+    meta = LPCFG.load(both).meta
+    assert meta["method"] == "pivot+em" and meta["pivot_dev_f1"] is not None
+    assert [h["dev_f1"] is not None for h in meta["history"]] == [True, True]  # every iteration
+    out = run("parse", str(both), str(synthetic / "test.txt"), "--no-progress")
+    assert out.returncode == 0 and len(out.stdout.splitlines()) == 100
+    bad = run("train", "--method", "pivot+em", "--init", str(pivot), train, "-o",
+              str(tmp_path / "x.npz"))  # fmt: skip
+    assert bad.returncode == 2 and "drop --init" in bad.stderr
+    bad = run("train", "--method", "pivot", "--outside-features", "up1", train, "-o",
+              str(tmp_path / "x.npz"))  # fmt: skip
+    assert bad.returncode == 2 and "needs the lexrule inside and parent outside" in bad.stderr
+
+
 def test_sample_writes_debinarized_trees_unless_asked(tmp_path):
     bank = tmp_path / "tb.mrg"
     bank.write_text("(S (NP (DT a) (JJ b) (NN c)) (VP (VB d)))\n" * 3)

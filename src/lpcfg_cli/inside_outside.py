@@ -515,6 +515,13 @@ def apply_rules(tensors: np.ndarray, rule: np.ndarray, z: np.ndarray) -> np.ndar
     return out
 
 
+def accumulate_outer(target: np.ndarray, rule: np.ndarray, b: np.ndarray, z: np.ndarray) -> None:
+    """``target[r] += sum over i with rule[i] == r of outer(b[i], z[i])``; ``rule`` sorted."""
+    bounds = np.flatnonzero(np.r_[True, rule[1:] != rule[:-1], True])
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        target[rule[lo]] += b[lo:hi].T @ z[lo:hi]
+
+
 def rules_times(tensors: np.ndarray, rule: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``b[i] @ T[rule[i]]`` for every i: (n, M*M) from (n, M); ``rule`` must be sorted."""
     m = tensors.shape[1]

@@ -14,6 +14,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.learners.em import train_em
 from lpcfg_cli.learners.features import INSIDE, OUTSIDE, FeatureOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.pivot import PIVOT_INSIDE, PivotEstimator, PivotOptions
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.training import compile_dev, dev_scorer, prepare
@@ -94,9 +95,9 @@ def _warn(err: LpcfgError) -> None:
 @click.option(
     "--dev-f1-every",
     type=click.IntRange(min=1),
-    default=5,
-    show_default=True,
-    help="With --dev: parse and score the dev set every N EM iterations.",
+    default=None,
+    help="With --dev: parse and score the dev set every N EM iterations [default: 5 for "
+    "em, 1 for pivot+em].",
 )
 @click.option(
     "--smoothing",
@@ -159,15 +160,21 @@ def _warn(err: LpcfgError) -> None:
 )
 @click.option(
     "--inside-features",
-    default=",".join(INSIDE),
-    show_default=True,
-    help="Spectral: inside feature templates (comma-separated).",
+    default=None,
+    help=f"Spectral, pivot: inside feature templates, comma-separated [default: "
+    f"{','.join(INSIDE)} (spectral), {','.join(PIVOT_INSIDE)} (pivot)].",
 )
 @click.option(
     "--outside-features",
-    default=",".join(OUTSIDE),
+    default=None,
+    help=f"Spectral, pivot: outside feature templates [default: {','.join(OUTSIDE)}].",
+)
+@click.option(
+    "--min-count",
+    type=click.IntRange(min=1),
+    default=10,
     show_default=True,
-    help="Spectral: outside feature templates (comma-separated).",
+    help="Pivot: features seen fewer times cannot be pivots (too noisy to be vertices).",
 )
 @click.option(
     "--feature-scaling/--no-feature-scaling",
@@ -200,8 +207,9 @@ def command(
     moment_smoothing: float,
     lexical_weight: float,
     lexical_count: float,
-    inside_features: str,
-    outside_features: str,
+    inside_features: str | None,
+    outside_features: str | None,
+    min_count: int,
     feature_scaling: bool,
     skip_bad: bool,
 ) -> None:
@@ -214,15 +222,24 @@ def command(
           data/train.mrg -o em16.npz
       lpcfg train --method spectral --states 8,16,24,32 --dev data/dev.mrg \\
           data/train.mrg -o spectral.npz
+      lpcfg train --method pivot+em --states 16 --iterations 3 --dev data/dev.mrg \\
+          data/train.mrg -o pivot_em16.npz
     """
-    if method not in ("pcfg", "em", "spectral"):
-        raise LpcfgError(f"--method {method} is not available yet (see the issue tracker)")
     grid = _parse_states(states, method, dev)
     m = grid[0]
-    spectral_options = None
+    if dev_f1_every is None:
+        dev_f1_every = 1 if method == "pivot+em" else 5
+    spectral_options = pivot_options = None
+    if method in ("pivot", "pivot+em"):
+        pivot_options = PivotOptions(
+            inside=_templates(inside_features or ",".join(PIVOT_INSIDE)),
+            outside=_templates(outside_features or ",".join(OUTSIDE)),
+            min_count=min_count, count_per_state=state_count, seed=seed,
+        )  # fmt: skip
     if method == "spectral":
         features = FeatureOptions(
-            inside=_templates(inside_features), outside=_templates(outside_features),
+            inside=_templates(inside_features or ",".join(INSIDE)),
+            outside=_templates(outside_features or ",".join(OUTSIDE)),
             scale=feature_scaling,
         )  # fmt: skip
         spectral_options = SpectralOptions(
@@ -245,15 +262,28 @@ def command(
         model = train_pcfg(data.grammar, data.bank, meta)
     elif method == "spectral":
         model = _train_spectral(data, meta, grid, dev, spectral_options, jobs)
+    elif method == "pivot":
+        model = _train_pivot(data, meta, m, pivot_options, dev, jobs)
     else:
-        model = _train_em(data, meta, m, iterations, dev, init, seed, tol, dev_f1_every,
+        start = None
+        if method == "pivot+em":
+            if init:
+                raise LpcfgError("--method pivot+em starts from the pivot model: drop --init")
+            start = _train_pivot(data, meta, m, pivot_options, dev, jobs)
+        elif init:
+            start = LPCFG.load(init)
+        model = _train_em(data, meta, m, iterations, dev, start, seed, tol, dev_f1_every,
                           smoothing, noise, options, jobs)  # fmt: skip
+        if method == "pivot+em":
+            model.meta.update({"method": "pivot+em", "pivot": start.meta["pivot"],
+                               "pivot_seconds": start.meta["pivot_seconds"],
+                               "pivot_dev_f1": start.meta.get("dev_f1")})  # fmt: skip
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
     model.save(output)
     click.echo(f"lpcfg: wrote {output} ({method}, {time.perf_counter() - t0:.1f} s)", err=True)
 
 
-def _train_em(data, meta, states, iterations, dev, init, seed, tol, dev_f1_every, smoothing,
+def _train_em(data, meta, states, iterations, dev, start, seed, tol, dev_f1_every, smoothing,
               noise, options, jobs) -> LPCFG:  # noqa: ANN001  # fmt: skip
     """EM with a progress bar and one line per iteration on stderr."""
     dev_bank = scorer = None
@@ -263,7 +293,6 @@ def _train_em(data, meta, states, iterations, dev, init, seed, tol, dev_f1_every
         if dropped:
             click.echo(f"lpcfg: {dropped} dev trees use rules unseen in training: left out of "
                        "the dev log-likelihood (still parsed for dev F1)", err=True)  # fmt: skip
-    start = LPCFG.load(init) if init else None
     bar = tqdm(total=iterations, desc="em", unit="it", file=click.get_text_stream("stderr"),
                leave=False)  # fmt: skip
 
@@ -358,3 +387,28 @@ def _train_spectral(
     if len(grid) > 1:
         click.echo(f"lpcfg: selected states {best.meta['states_requested']}", err=True)
     return best
+
+
+def _train_pivot(
+    data, meta: dict, m: int, options: PivotOptions, dev: str | None, jobs: int
+) -> LPCFG:  # noqa: ANN001
+    """The pivot learner with a progress bar; with --dev, the model's dev F1 is reported."""
+    err = click.get_text_stream("stderr")
+    if data.originals is None:
+        raise LpcfgError("the pivot learner needs the original training trees")
+    t0 = time.perf_counter()
+    est = PivotEstimator(data.grammar, data.bank, data.originals, options)
+    with tqdm(total=data.grammar.n_symbols, desc="pivot", unit="nt", file=err,
+              leave=False) as bar:  # fmt: skip
+        model = est.model(m, meta, progress=bar.update)
+    sec = model.meta["pivot_seconds"]
+    distinct = list(model.meta["distinct_states"].values())
+    line = (f"lpcfg: pivot: {sum(distinct)} distinct states, decomposition "
+            f"{sec['decomposition']:.1f} s, rules {sec['rules']:.1f} s, total "
+            f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
+    if dev:
+        t1 = time.perf_counter()
+        model.meta["dev_f1"] = round(dev_scorer([dev], jobs=jobs)(model), 2)
+        line += f", dev F1 {model.meta['dev_f1']:.2f} ({time.perf_counter() - t1:.1f} s)"
+    click.echo(line, err=True)
+    return model

@@ -28,7 +28,7 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
-from lpcfg_cli.inside_outside import apply_rules, rules_times
+from lpcfg_cli.inside_outside import accumulate_outer, apply_rules, rules_times
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.synthetic import split_model
@@ -125,7 +125,7 @@ def e_step(params: Params, bank: CompiledTreebank, plan: _Plan, counts: bool = T
         beta[right] = np.einsum("nbc,nb->nc", wmat, alpha[left])
         # Expected counts of (h1, h2 h3) per rule: T .* sum_n bw_n (x) alpha_l (x) alpha_r.
         z = (alpha[left][:, :, None] * alpha[right][:, None, :]).reshape(len(nodes), m * m)
-        _accumulate(c_binary, rules, bw, z)
+        accumulate_outer(c_binary, rules, bw, z)
     c_binary *= params.binary
     post = alpha[plan.pre] * beta[plan.pre]
     c_lexical = np.zeros_like(params.lexical)
@@ -140,13 +140,6 @@ def _normalise(alpha: np.ndarray, ls: np.ndarray, nodes: np.ndarray) -> None:
     mx[mx <= 0] = 1.0
     alpha[nodes] /= mx[:, None]
     ls[nodes] += np.log(mx)
-
-
-def _accumulate(target: np.ndarray, rules: np.ndarray, b: np.ndarray, z: np.ndarray) -> None:
-    """``target[r] += sum over nodes of rule r of outer(b_n, z_n)``; ``rules`` sorted."""
-    bounds = np.flatnonzero(np.r_[True, rules[1:] != rules[:-1], True])
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        target[rules[lo]] += b[lo:hi].T @ z[lo:hi]
 
 
 def m_step(

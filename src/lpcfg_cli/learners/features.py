@@ -32,6 +32,9 @@ from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.heads import binarized_heads
 
 INSIDE = ("word", "left", "right", "rule", "rule+left", "rule+right", "head", "length")
+# Used by the pivot learner: the lexical rule itself (tau(a -> x) = a -> x, its section 6.1)
+# and the rule at the node whatever its kind.
+EXTRA_INSIDE = ("lexrule", "node_rule")
 OUTSIDE = (
     "parent", "parent2", "parent3", "up1", "up2", "ancestor_head", "left_words", "right_words",
 )  # fmt: skip
@@ -47,7 +50,7 @@ class FeatureOptions:
     offset: float = 5.0
 
     def __post_init__(self) -> None:
-        for name, known in (("inside", INSIDE), ("outside", OUTSIDE)):
+        for name, known in (("inside", INSIDE + EXTRA_INSIDE), ("outside", OUTSIDE)):
             chosen = getattr(self, name)
             bad = [t for t in chosen if t not in known]
             if bad:
@@ -87,6 +90,22 @@ def node_features(
     part-of-speech tags give the word and head features).
     """
     opts = options or FeatureOptions()
+    inside, outside = template_keys(grammar, bank, originals)
+    m = bank.n_trees + 1
+    sym = bank.symbol
+    return NodeFeatures(
+        _one_hot(sym, [inside[t] for t in opts.inside], opts, m),
+        _one_hot(sym, [outside[t] for t in opts.outside], opts, m),
+    )
+
+
+def template_keys(
+    grammar: Grammar, bank: CompiledTreebank, originals: Sequence[nltk.Tree]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per template, an int64 value for every node (``-1``: the template does not apply).
+
+    Values are codes within a template; conjoin them with the node label to get features.
+    """
     if len(originals) != bank.n_trees:
         raise LpcfgError("feature extraction needs the original tree of every compiled tree")
     tree = _tree_of(bank)
@@ -118,6 +137,8 @@ def node_features(
         "rule+right": np.where(binary, _pair(rule, np.where(binary, rule[rch], -1)), -1),
         "head": head_tag,
         "length": bank.end - bank.start,
+        "lexrule": bank.lex,
+        "node_rule": np.where(binary, rule, n_rules + bank.lex),
     }
 
     # Outside: (rule, side) of the parent, grandparent and great-grandparent.
@@ -144,11 +165,7 @@ def node_features(
         "left_words": bank.start,
         "right_words": sentence_len - bank.end,
     }
-    m = bank.n_trees + 1
-    return NodeFeatures(
-        _one_hot(sym, [inside[t] for t in opts.inside], opts, m),
-        _one_hot(sym, [outside[t] for t in opts.outside], opts, m),
-    )
+    return inside, outside
 
 
 def _codes(values: list[str]) -> np.ndarray:

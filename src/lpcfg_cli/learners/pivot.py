@@ -1,0 +1,449 @@
+"""The pivot algorithm for L-PCFGs (Cohen & Collins 2014), which returns real probabilities.
+
+Step 0. Per nonterminal ``a``: the one-hot inside and outside feature vectors of its nodes
+  (several templates, ``features.template_keys``; a template that does not apply is its own
+  value ``none``, so every node has exactly one value per template) and their
+  co-occurrence matrix ``Q^a = E[phi psi^T | a]`` (the sum of one matrix per template pair).
+Step 1 (section 5). CCA on ``Q^a`` gives each outside feature ``g`` a representation in
+  ``R^k``; ``v_f = E[rep(g) | f]`` lies in the convex hull of one vertex per latent state
+  (``v_f = sum_h p(h | f) w_h``) and pivot features sit on the vertices. FastAnchorWords
+  (Arora et al. 2013: greedily the point farthest from the affine span of those picked)
+  finds ``k`` pivots among features seen at least ``min_count`` times (rare features are
+  too noisy to be vertices); Frank-Wolfe gives every ``f`` its convex weights
+  ``q(h | f)``; then ``r(f | h, a)`` per template and ``p(h | a)``. The same on the
+  transpose gives ``s(g | h', a)``, and the EM of Eq. 3 (concave) finds ``t(h' | h)``
+  aligning the two state orders: ``s(g | h, a) = sum_h' t(h' | h) s(g | h', a)``.
+Step 2. Per binary rule the EM of Eq. 1 (concave) for the joint ``t(h1, h2, h3 | a -> b c)``
+  with the multi-feature objective of section 6.2: one log term per (outside template of
+  the parent, inside template of each child) triple, from ``rule_outside`` and
+  ``rule_inside``. All rules are updated together in batched products.
+Step 3 and section 6.1. ``t(a -> b c, h2, h3 | a, h1) ∝ p(a -> b c | a) t(h1, h2, h3 | ...)``;
+  ``q(a -> x | a, h) = r(a -> x | h, a)`` (the ``lexrule`` template) interpolated with the
+  treebank lexicon by ``lexicon_smoothing`` (so tied and rare emissions keep mass);
+  ``pi(a, h) ∝ s(root | h, a) p(h | a) p(a)``.
+
+Robustness: a nonterminal gets ``k_a = min(m, count(a) / count_per_state, CCA rank,
+candidate pivots)`` distinct states; the model has ``m`` states for every symbol (so EM can
+start from it) with the extra ones exact copies (same distributions, children's mass split
+evenly), which defines the same distribution over trees. Probabilities are clipped at 0 and
+renormalised after every optimisation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import nltk
+import numpy as np
+import scipy.sparse as sp
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.inside_outside import accumulate_outer, apply_rules
+from lpcfg_cli.learners.features import EXTRA_INSIDE, INSIDE, OUTSIDE, template_keys
+from lpcfg_cli.learners.linalg import truncated_svd
+from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.model import LPCFG
+
+PIVOT_INSIDE = (
+    "node_rule", "lexrule", "left", "right", "rule+left", "rule+right", "head", "length",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PivotOptions:
+    """Templates and constants of the pivot learner."""
+
+    inside: tuple[str, ...] = PIVOT_INSIDE
+    outside: tuple[str, ...] = OUTSIDE
+    rule_inside: tuple[str, ...] = ("node_rule",)
+    rule_outside: tuple[str, ...] = ("parent", "parent2")
+    min_count: int = 10
+    count_per_state: float = 10.0
+    min_singular: float = 1e-3
+    frank_wolfe_iterations: int = 200
+    align_iterations: int = 200
+    rule_iterations: int = 30
+    lexicon_smoothing: float = 0.05
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        known_in, known_out = INSIDE + EXTRA_INSIDE, OUTSIDE
+        for name, chosen, known in (
+            ("inside", self.inside, known_in), ("outside", self.outside, known_out),
+            ("inside", self.rule_inside, known_in), ("outside", self.rule_outside, known_out),
+        ):  # fmt: skip
+            bad = [t for t in chosen if t not in known]
+            if bad:
+                raise LpcfgError(f"unknown {name} feature template {bad[0]!r}")
+        if "lexrule" not in self.inside or "parent" not in self.outside:
+            raise LpcfgError(
+                "the pivot learner needs the lexrule inside and parent outside templates "
+                "(its lexical and root parameters come from them)"
+            )
+        for t in self.rule_inside:
+            if t not in self.inside:
+                raise LpcfgError(f"rule template {t!r} must be one of the inside templates")
+        for t in self.rule_outside:
+            if t not in self.outside:
+                raise LpcfgError(f"rule template {t!r} must be one of the outside templates")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+# ---------------------------------------------------------------- matrix decomposition
+
+
+def fast_anchor_words(points: np.ndarray, k: int) -> np.ndarray:
+    """Indices of ``k`` rows of ``points`` picked greedily as far as possible from the affine
+    span of those already picked (FastAnchorWords, Arora et al. 2013)."""
+    n = len(points)
+    k = min(k, n)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    first = int(np.argmax(((points - points.mean(axis=0)) ** 2).sum(axis=1)))
+    picked = [first]
+    resid = points - points[first]
+    for _ in range(k - 1):
+        norms = (resid**2).sum(axis=1)
+        nxt = int(np.argmax(norms))
+        if norms[nxt] <= 1e-24:
+            break
+        direction = resid[nxt] / np.sqrt(norms[nxt])
+        resid = resid - np.outer(resid @ direction, direction)
+        picked.append(nxt)
+    return np.array(picked, dtype=np.int64)
+
+
+def simplex_weights(anchors: np.ndarray, points: np.ndarray, iterations: int) -> np.ndarray:
+    """``argmin_g ||g @ anchors - p||^2`` over the simplex, for every row ``p`` of ``points``,
+    by Frank-Wolfe with exact line search (vectorised over the rows)."""
+    n, k = len(points), len(anchors)
+    gram = anchors @ anchors.T  # (k, k)
+    target = points @ anchors.T  # (n, k)
+    # Start at the nearest anchor: exact for pivot features, a good start for the rest.
+    dist = (anchors**2).sum(1)[None, :] - 2 * target
+    gamma = np.zeros((n, k))
+    gamma[np.arange(n), dist.argmin(axis=1)] = 1.0
+    rows = np.arange(n)
+    diag = np.diag(gram)
+    for _ in range(iterations):
+        gg = gamma @ gram
+        grad = gg - target  # half the gradient
+        vertex = grad.argmin(axis=1)
+        # Direction d = e_vertex - gamma: <grad, d> and d' G d without forming d.
+        num = (grad * gamma).sum(axis=1) - grad[rows, vertex]
+        den = diag[vertex] - 2 * gg[rows, vertex] + (gg * gamma).sum(axis=1)
+        step = np.clip(np.divide(num, den, out=np.zeros(n), where=den > 1e-30), 0.0, 1.0)
+        if step.max(initial=0.0) < 1e-6:
+            break
+        gamma *= (1 - step)[:, None]
+        gamma[rows, vertex] += step
+    np.clip(gamma, 0.0, None, out=gamma)
+    return gamma / np.maximum(gamma.sum(axis=1, keepdims=True), 1e-300)
+
+
+@dataclass
+class _Side:
+    """One side of a nonterminal's decomposition: ``cond[f, h] = p(f | h)`` within each
+    template block and ``post[f, h] = q(h | f)``."""
+
+    cond: np.ndarray
+    post: np.ndarray
+
+
+def _decompose_side(
+    vectors: np.ndarray, p: np.ndarray, counts: np.ndarray, blocks: np.ndarray, k: int,
+    opts: PivotOptions,
+) -> tuple[_Side, np.ndarray]:  # fmt: skip
+    """Pivots, convex weights and per-template conditionals for one side; returns the side
+    and ``p(h)``."""
+    candidates = np.flatnonzero(counts >= opts.min_count)
+    if len(candidates) < k:
+        candidates = np.argsort(-counts)[: max(k, 1)]
+    anchors = candidates[fast_anchor_words(vectors[candidates], k)]
+    post = simplex_weights(vectors[anchors], vectors, opts.frank_wolfe_iterations)
+    joint = p[:, None] * post  # p(f) q(h | f)
+    per_block = np.zeros((blocks.max() + 1, post.shape[1]))
+    np.add.at(per_block, blocks, joint)
+    cond = joint / np.maximum(per_block[blocks], 1e-300)
+    n_blocks = blocks.max() + 1
+    p_h = joint.sum(axis=0) / n_blocks
+    return _Side(cond, post), p_h / max(p_h.sum(), 1e-300)
+
+
+def align(
+    omega: sp.coo_matrix,
+    post_in: np.ndarray,
+    cond_out: np.ndarray,
+    iterations: int,
+    tol: float = 1e-7,
+) -> np.ndarray:
+    """``t(h' | h)`` maximising Eq. 3, ``sum_fg Q_fg log sum_hh' q(h|f) t(h'|h) s(g|h')``, by
+    EM (the objective is concave in t); stops when it gains less than ``tol`` relatively.
+
+    EM creeps along the flat directions of this objective, so it starts from the
+    least-squares fit of ``Q ~ diag(p_f) q T S^T`` (clipped to the simplex, every entry kept
+    positive so that EM can still move it)."""
+    k_out = cond_out.shape[1]
+    a, b, w = post_in[omega.row], cond_out[omega.col], omega.data
+    p_f = np.bincount(omega.row, w, minlength=len(post_in))
+    left = post_in * p_f[:, None]  # (d, k_in)
+    rhs = left.T @ (omega.tocsr() @ cond_out)  # (k_in, k_out)
+    fit = np.linalg.pinv(left.T @ left) @ rhs @ np.linalg.pinv(cond_out.T @ cond_out)
+    t = np.clip(fit, 0.0, None) + 0.01 / k_out
+    t /= t.sum(axis=1, keepdims=True)
+    previous = -np.inf
+    for _ in range(iterations):
+        z = np.maximum(((a @ t) * b).sum(axis=1), 1e-300)
+        objective = float(w @ np.log(z))
+        counts = t * (a.T @ (b * (w / z)[:, None]))
+        t = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1e-300)
+        if objective - previous <= tol * abs(objective):
+            break
+        previous = objective
+    return t
+
+
+@dataclass
+class Decomposition:
+    """Step 1 for one nonterminal: ``k`` states, ``p(h | a)``, and for every template a table
+    ``(values, k)`` of ``p(value | h, a)``, rows indexed by the node's ``rows[template]``."""
+
+    k: int
+    p_h: np.ndarray
+    inside: dict[str, np.ndarray]
+    outside: dict[str, np.ndarray]
+
+
+class PivotEstimator:
+    """Steps 0-3 for one treebank."""
+
+    def __init__(
+        self,
+        grammar: Grammar,
+        bank: CompiledTreebank,
+        originals: Sequence[nltk.Tree],
+        options: PivotOptions | None = None,
+    ) -> None:
+        self.grammar, self.bank = grammar, bank
+        self.options = opts = options or PivotOptions()
+        inside, outside = template_keys(grammar, bank, originals)
+        self.keys_in = {t: inside[t] for t in opts.inside}
+        self.keys_out = {t: outside[t] for t in opts.outside}
+        order = np.argsort(bank.symbol, kind="stable")
+        bounds = np.searchsorted(bank.symbol[order], np.arange(grammar.n_symbols + 1))
+        self.nodes = [order[bounds[a] : bounds[a + 1]] for a in range(grammar.n_symbols)]
+        # Per template, the row of every node's value in its own symbol's table.
+        self.rows_in = {t: np.zeros(bank.n_nodes, np.int64) for t in opts.inside}
+        self.rows_out = {t: np.zeros(bank.n_nodes, np.int64) for t in opts.outside}
+        self.pcfg = train_pcfg(grammar, bank, {})
+
+    def _one_hot(self, nodes: np.ndarray, keys: dict[str, np.ndarray], rows: dict[str, Any]):
+        """(csr one-hot, block of each column, value count of each column) for ``nodes``."""
+        cols, blocks, width = [], [], 0
+        for b, (name, key) in enumerate(keys.items()):
+            uniq, inv = np.unique(key[nodes], return_inverse=True)
+            rows[name][nodes] = inv
+            cols.append(inv + width)
+            blocks.append(np.full(len(uniq), b))
+            width += len(uniq)
+        n = len(nodes)
+        col = np.stack(cols, axis=1).ravel()
+        row = np.repeat(np.arange(n), len(keys))
+        mat = sp.csr_matrix((np.ones(len(col)), (row, col)), shape=(n, width))
+        return mat, np.concatenate(blocks), np.bincount(col, minlength=width).astype(float)
+
+    def decompose(self, a: int, m: int) -> Decomposition:
+        """Step 1 for nonterminal ``a`` with at most ``m`` states."""
+        opts, nodes = self.options, self.nodes[a]
+        n = len(nodes)
+        phi, blk_in, cnt_in = self._one_hot(nodes, self.keys_in, self.rows_in)
+        psi, blk_out, cnt_out = self._one_hot(nodes, self.keys_out, self.rows_out)
+        omega = (phi.T @ psi).tocsr() / n
+        p_in, p_out = cnt_in / n, cnt_out / n
+        cap = m if opts.count_per_state <= 0 else int(min(m, max(1, n // opts.count_per_state)))
+        scaled = sp.diags(1 / np.sqrt(p_in)) @ omega @ sp.diags(1 / np.sqrt(p_out))
+        svd = truncated_svd(scaled, cap, min_value=opts.min_singular, seed=opts.seed + a)
+        k = svd.k  # >= 1: omega is non-negative and not zero
+        v_in = svd.u * svd.s / np.sqrt(p_in)[:, None]
+        v_out = svd.v * svd.s / np.sqrt(p_out)[:, None]
+        side_in, p_h = _decompose_side(v_in, p_in, cnt_in, blk_in, k, opts)
+        side_out, _ = _decompose_side(v_out, p_out, cnt_out, blk_out, k, opts)
+        # Eq. 3 over the features frequent enough to be reliable (most of the mass, and a
+        # fraction of the entries of omega).
+        keep_in = sp.diags((cnt_in >= opts.min_count).astype(float))
+        keep_out = sp.diags((cnt_out >= opts.min_count).astype(float))
+        frequent = (keep_in @ omega @ keep_out).tocoo()
+        frequent.eliminate_zeros()
+        if frequent.nnz == 0:
+            frequent = omega.tocoo()
+        t = align(frequent, side_in.post, side_out.cond, opts.align_iterations)
+        cond_out = side_out.cond @ t.T  # s(g | h) = sum_h' t(h' | h) s(g | h')
+        k = side_in.post.shape[1]
+        return Decomposition(k, p_h, self._split(side_in.cond, blk_in, self.keys_in),
+                             self._split(cond_out, blk_out, self.keys_out))  # fmt: skip
+
+    @staticmethod
+    def _split(cond: np.ndarray, blocks: np.ndarray, keys: dict[str, Any]) -> dict[str, Any]:
+        return {name: cond[blocks == b] for b, name in enumerate(keys)}
+
+    def model(
+        self,
+        m: int,
+        meta: dict[str, Any] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> LPCFG:
+        """The probabilistic model with ``m`` states per symbol."""
+        if m < 1:
+            raise LpcfgError("--states must be at least 1")
+        t0 = time.perf_counter()
+        g, opts = self.grammar, self.options
+        decs = []
+        for a in range(g.n_symbols):
+            decs.append(self.decompose(a, m) if len(self.nodes[a]) else
+                        Decomposition(1, np.ones(1), {}, {}))  # fmt: skip
+            if progress:
+                progress(1)
+        t1 = time.perf_counter()
+        k = np.array([d.k for d in decs])
+        joint = self._rules(decs, m)
+        t2 = time.perf_counter()
+        model = self._assemble(decs, k, joint, m)
+        model.meta.update({
+            **(meta or {}), "method": "pivot", "pivot": {**opts.to_dict(), "states": m},
+            "distinct_states": {g.symbols[a]: int(k[a]) for a in range(g.n_symbols)},
+            "pivot_seconds": {"decomposition": round(t1 - t0, 3), "rules": round(t2 - t1, 3),
+                              "assemble": round(time.perf_counter() - t2, 3)},
+        })  # fmt: skip
+        return model
+
+    def _stack(self, decs: list[Decomposition], m: int, side: str, name: str) -> np.ndarray:
+        """Every symbol's table for template ``name`` stacked (rows offset per symbol),
+        padded to ``m`` columns; returns (table, offset per symbol)."""
+        tables = [getattr(d, side).get(name, np.zeros((0, d.k))) for d in decs]
+        offsets = np.zeros(len(tables) + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in tables], out=offsets[1:])
+        out = np.zeros((offsets[-1], m))
+        for t, lo in zip(tables, offsets[:-1], strict=True):
+            out[lo : lo + len(t), : t.shape[1]] = t
+        return out, offsets
+
+    def _rules(self, decs: list[Decomposition], m: int) -> np.ndarray:
+        """Step 2: ``T[r, h1, h2 * m + h3]`` joint over states given rule ``r``."""
+        g, bank, opts = self.grammar, self.bank, self.options
+        nodes = np.flatnonzero(bank.rule >= 0)
+        nodes = nodes[np.argsort(bank.rule[nodes], kind="stable")]
+        rules = bank.rule[nodes]
+        left, right, sym = bank.left[nodes], bank.right[nodes], bank.symbol
+        views_out, views_in_l, views_in_r = [], [], []
+        for name in opts.rule_outside:
+            table, off = self._stack(decs, m, "outside", name)
+            views_out.append(table[off[sym[nodes]] + self.rows_out[name][nodes]])
+        for name in opts.rule_inside:
+            table, off = self._stack(decs, m, "inside", name)
+            views_in_l.append(table[off[sym[left]] + self.rows_in[name][left]])
+            views_in_r.append(table[off[sym[right]] + self.rows_in[name][right]])
+        k = np.array([d.k for d in decs])
+        valid = np.arange(m)[None, :] < k[:, None]  # (N, m)
+        a, b, c = g.binary[:, 0], g.binary[:, 1], g.binary[:, 2]
+        t = valid[a][:, :, None, None] & valid[b][:, None, :, None] & valid[c][:, None, None, :]
+        t = t.astype(float).reshape(g.n_binary, m, m * m)
+        t /= np.maximum(t.sum(axis=(1, 2), keepdims=True), 1e-300)
+        for _ in range(opts.rule_iterations):
+            counts = np.zeros_like(t)
+            for s_view in views_out:
+                for l_view in views_in_l:
+                    for r_view in views_in_r:
+                        kr = (l_view[:, :, None] * r_view[:, None, :]).reshape(len(nodes), m * m)
+                        z = (apply_rules(t, rules, kr) * s_view).sum(axis=1)
+                        accumulate_outer(counts, rules, s_view / np.maximum(z, 1e-300)[:, None],
+                                         kr)  # fmt: skip
+            counts *= t
+            t = counts / np.maximum(counts.sum(axis=(1, 2), keepdims=True), 1e-300)
+        return t
+
+    def _assemble(
+        self, decs: list[Decomposition], k: np.ndarray, joint: np.ndarray, m: int
+    ) -> LPCFG:
+        """Step 3 and section 6.1, then every symbol's states expanded to ``m``."""
+        g, opts, pcfg = self.grammar, self.options, self.pcfg
+        n_sym = g.n_symbols
+        # Step 3: t(a -> b c, h2, h3 | a, h1).
+        rule_p = pcfg.coarse.binary
+        weighted = joint * rule_p[:, None, None]
+        norm = np.zeros((n_sym, m))
+        np.add.at(norm, g.binary[:, 0], weighted.sum(axis=2))
+        binary = weighted / np.maximum(norm[g.binary[:, 0]], 1e-300)[:, :, None]
+        # q(a -> x | a, h) from the lexrule template, smoothed with the treebank lexicon.
+        lexical = np.zeros((g.n_lexical, m))
+        for a in np.flatnonzero(g.is_preterminal):
+            d = decs[a]
+            if "lexrule" not in d.inside or not len(self.nodes[a]):
+                continue
+            nodes = self.nodes[a]
+            value_of_row = np.full(len(d.inside["lexrule"]), -1)
+            value_of_row[self.rows_in["lexrule"][nodes]] = self.bank.lex[nodes]
+            lexical[value_of_row, : d.k] = d.inside["lexrule"]
+        prior = pcfg.lexical.copy()
+        mass = np.bincount(g.lexical[:, 0], prior, minlength=n_sym)
+        prior /= np.where(mass > 0, mass, 1.0)[g.lexical[:, 0]]
+        lam = opts.lexicon_smoothing
+        valid = np.arange(m)[None, :] < k[g.lexical[:, 0]][:, None]
+        lexical = np.where(valid, (1 - lam) * lexical + lam * prior[:, None], 0.0)
+        # pi(a, h) from s(root | h, a) p(h | a) p(a).
+        counts = np.bincount(self.bank.symbol, minlength=n_sym).astype(float)
+        root = np.zeros((n_sym, m))
+        root_code = 2 * g.n_binary
+        for a in range(n_sym):
+            nodes = self.nodes[a]
+            at_root = nodes[self.keys_out["parent"][nodes] == root_code]
+            if not len(at_root):
+                continue
+            row = self.rows_out["parent"][at_root[0]]
+            d = decs[a]
+            root[a, : d.k] = d.outside["parent"][row] * d.p_h * counts[a]
+        root /= max(root.sum(), 1e-300)
+        binary, lexical, root = _expand(g, k, m, binary, lexical, root)
+        return LPCFG(g, np.full(n_sym, m), binary.ravel(), lexical.ravel(), root.ravel(),
+                     pcfg.coarse, "probabilistic", {})  # fmt: skip
+
+
+def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):  # noqa: ANN001
+    """Give every symbol ``m`` states, state ``j >= k_a`` a copy of state ``j mod k_a``.
+
+    A copied parent state has the original's distribution; a child state's probability is
+    split evenly among its copies, so the model defines the same distribution over trees.
+    """
+    src = np.arange(m)[None, :] % np.maximum(k, 1)[:, None]  # (N, m) source state
+    copies = np.zeros((len(k), m))
+    for a in range(len(k)):
+        copies[a, : k[a]] = np.bincount(src[a], minlength=m)[: k[a]]
+    share = 1.0 / np.maximum(copies[np.arange(len(k))[:, None], src], 1.0)  # (N, m)
+    r = g.n_binary
+    t = binary.reshape(r, m, m, m)
+    sa, sb, sc = src[g.binary[:, 0]], src[g.binary[:, 1]], src[g.binary[:, 2]]
+    t = t[np.arange(r)[:, None, None, None], sa[:, :, None, None], sb[:, None, :, None],
+          sc[:, None, None, :]]  # fmt: skip
+    t = t * share[g.binary[:, 1]][:, None, :, None] * share[g.binary[:, 2]][:, None, None, :]
+    lexical = lexical[np.arange(g.n_lexical)[:, None], src[g.lexical[:, 0]]]
+    root = root[np.arange(len(k))[:, None], src] * share
+    return t, lexical, root
+
+
+def train_pivot(
+    grammar: Grammar,
+    bank: CompiledTreebank,
+    originals: Sequence[nltk.Tree],
+    states: int,
+    options: PivotOptions | None = None,
+    meta: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> LPCFG:
+    """The pivot model with ``states`` states per symbol."""
+    return PivotEstimator(grammar, bank, originals, options).model(states, meta, progress)
