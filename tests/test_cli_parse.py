@@ -81,6 +81,27 @@ def test_parse_writes_output_atomically(synthetic, tmp_path):
     assert out.read_text() == "precious\n"
 
 
+def test_outputs_get_ordinary_permissions(synthetic, tmp_path):
+    """Atomic writes go through a private temporary file; the result must still be a
+    normal file (0666 less the umask), or keep the mode of the file it replaces."""
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        new = tmp_path / "new.txt"
+        assert run("parse", str(synthetic / "m.npz"), str(synthetic / "test.txt"), "-o",
+                   str(new), "--no-progress").returncode == 0  # fmt: skip
+        assert new.stat().st_mode & 0o777 == 0o644
+        old = tmp_path / "old.txt"
+        old.write_text("x\n")
+        old.chmod(0o640)
+        assert run("parse", str(synthetic / "m.npz"), str(synthetic / "test.txt"), "-o",
+                   str(old), "--no-progress").returncode == 0  # fmt: skip
+        assert old.stat().st_mode & 0o777 == 0o640 and len(old.read_text().splitlines()) == 100
+    finally:
+        os.umask(umask)
+
+
 def test_corrupt_model_is_refused(tmp_path):
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"PK\x03\x04 not really a zip")

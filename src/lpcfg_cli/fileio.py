@@ -49,6 +49,17 @@ def read_text(path: str | os.PathLike[str]) -> str:
         ) from None
 
 
+def _permissions(target: str) -> int:
+    """The mode a file written to ``target`` should get: the existing file's, or what
+    ``open`` would give a new one (0666 less the umask)."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
     """Open ``path`` for writing; ``-`` is stdout. Files appear only if the block succeeds."""
@@ -66,6 +77,7 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as fh:
             yield fh
+        os.chmod(tmp, _permissions(target))  # mkstemp makes 0600; a new file honours umask
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
