@@ -163,6 +163,9 @@ def test_pivot_model_is_probabilistic_with_uniform_states():
     assert model.check_probabilistic() < 1e-9
     assert abs(model.root.sum() - 1.0) < 1e-9 and (model.binary >= 0).all()
     assert min(model.meta["distinct_states"].values()) < 4  # rare symbols get fewer
+    # Every training tree keeps a positive probability (EM can start from the model).
+    lp, sign = tree_scores(model, bank)
+    assert np.isfinite(lp).all() and (sign > 0).all()
     # One distinct state everywhere, copied to 4: exactly the treebank PCFG's distribution.
     one = PivotOptions(count_per_state=10**9, lexicon_smoothing=0.0)
     copied = PivotEstimator(grammar, bank, trees, one).model(4)

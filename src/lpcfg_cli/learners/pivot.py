@@ -68,6 +68,7 @@ class PivotOptions:
     align_iterations: int = 200
     rule_iterations: int = 30
     lexicon_smoothing: float = 0.05
+    floor: float = 1e-3  # mixed-in uniform mass: no rule or alignment is exactly zero
     seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -284,6 +285,8 @@ class PivotEstimator:
         if frequent.nnz == 0:
             frequent = omega.tocoo()
         t = align(frequent, side_in.post, side_out.cond, opts.align_iterations)
+        # EM may empty a column of t; every s(g | h') must still reach some h.
+        t = (1 - opts.floor) * t + opts.floor / t.shape[1]
         cond_out = side_out.cond @ t.T  # s(g | h) = sum_h' t(h' | h) s(g | h')
         k = side_in.post.shape[1]
         return Decomposition(k, p_h, self._split(side_in.cond, blk_in, self.keys_in),
@@ -353,8 +356,8 @@ class PivotEstimator:
         valid = np.arange(m)[None, :] < k[:, None]  # (N, m)
         a, b, c = g.binary[:, 0], g.binary[:, 1], g.binary[:, 2]
         t = valid[a][:, :, None, None] & valid[b][:, None, :, None] & valid[c][:, None, None, :]
-        t = t.astype(float).reshape(g.n_binary, m, m * m)
-        t /= np.maximum(t.sum(axis=(1, 2), keepdims=True), 1e-300)
+        valid_t = t.astype(float).reshape(g.n_binary, m, m * m)
+        t = valid_t / valid_t.sum(axis=(1, 2), keepdims=True)
         for _ in range(opts.rule_iterations):
             counts = np.zeros_like(t)
             for s_view in views_out:
@@ -366,7 +369,10 @@ class PivotEstimator:
                                          kr)  # fmt: skip
             counts *= t
             t = counts / np.maximum(counts.sum(axis=(1, 2), keepdims=True), 1e-300)
-        return t
+        # Clip and renormalise: a uniform share over the valid states keeps every rule usable
+        # by every state (a tree must never get probability zero, and EM cannot revive it).
+        uniform = valid_t / valid_t.sum(axis=(1, 2), keepdims=True)
+        return (1 - opts.floor) * t + opts.floor * uniform
 
     def _assemble(
         self, decs: list[Decomposition], k: np.ndarray, joint: np.ndarray, m: int
