@@ -110,7 +110,8 @@ def main() -> int:
     ]
     for method, f1, strict, train_s, rate in rows:
         opts = " ".join(a.format(data=data, jobs=args.jobs) for a in TRAIN_ARGS.get(method, []))
-        lines.append(f"| {method} | `{opts}` | {f1:.2f} | {strict:.2f} | {train_s:.1f} | "
+        opts = f"`{opts}`" if opts else "(defaults)"
+        lines.append(f"| {method} | {opts} | {f1:.2f} | {strict:.2f} | {train_s:.1f} | "
                      f"{rate:.1f} |")  # fmt: skip
     table = "\n".join(lines) + "\n"
     print("\n" + table)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def run(*args: str, stdin: str | None = None):
     return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], input=stdin,
@@ -80,3 +82,18 @@ def test_train_refuses_a_label_that_is_both_preterminal_and_phrase(tmp_path):
     res = run("train", str(bank), "-o", str(tmp_path / "m.npz"))
     assert res.returncode == 2
     assert "label 'NN' is both a pre-terminal and a phrase label" in res.stderr
+
+
+@pytest.mark.parametrize("name", ["standard", "em16", "spectral16", "pivot_em16"])
+def test_shipped_configs_name_only_real_options(name):
+    """Every option in configs/*.toml exists (a misspelt key would be an error for users)."""
+    from pathlib import Path
+
+    from lpcfg_cli.cli import main
+    from lpcfg_cli.config import load_config
+
+    path = Path(__file__).parent.parent / "configs" / f"{name}.toml"
+    for command in ("train", "parse"):
+        values = load_config(str(path), main.commands[command])
+        assert all(k in {p.name for p in main.commands[command].params} for k in values)
+    assert path.exists()
