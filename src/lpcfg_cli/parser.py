@@ -70,12 +70,18 @@ class Parser:
         # The latent pass runs in float32 with tiny values flushed to zero (see
         # inside_outside._FLUSH): an EM model (m = 16) parses 100 test sentences at 13.6
         # sentences/s so, 8.6 in float64, 5.6 in float32 without the flush (subnormals).
+        # Parameters beyond float32's comfortable range (a tensor-form model from a learner
+        # without singular-value guards can hold 1e30 and more) would overflow to inf and
+        # poison every chart: such models run in float64.
+        largest = max(float(np.abs(a).max(initial=0.0)) for a in (model.binary, model.lexical,
+                                                                   model.root))  # fmt: skip
+        dtype = np.float32 if largest < 1e20 else np.float64
         self.latent = (
             None
             if int(model.states.max()) == 1
             and model.form == "probabilistic"
             and np.allclose(model.binary, model.coarse.binary)
-            else LatentGrammar.from_model(model, dtype=np.float32)
+            else LatentGrammar.from_model(model, dtype=dtype)
         )
         self.root_ok = np.array([not s.startswith("@") for s in g.symbols])
         # word id -> lexical rules (CSR)
