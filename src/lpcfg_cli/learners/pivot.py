@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import nltk
@@ -70,7 +70,6 @@ class PivotOptions:
     lexicon_smoothing: float = 0.05
     floor: float = 1e-3  # mixed-in uniform mass: no rule or alignment is exactly zero
     seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         known_in, known_out = INSIDE + EXTRA_INSIDE, OUTSIDE
