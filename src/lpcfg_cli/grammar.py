@@ -151,6 +151,12 @@ class CompiledTreebank:
         """Index of the root node of every tree (the last node of each tree)."""
         return self.tree_start[1:] - 1
 
+    def by_symbol(self, n_symbols: int) -> list[np.ndarray]:
+        """Node indices of each symbol ``0 .. n_symbols - 1`` (in node order)."""
+        order = np.argsort(self.symbol, kind="stable")
+        bounds = np.searchsorted(self.symbol[order], np.arange(n_symbols + 1))
+        return [order[bounds[a] : bounds[a + 1]] for a in range(n_symbols)]
+
     def levels(self) -> list[np.ndarray]:
         """Node indices grouped by height (1 = pre-terminals), for bottom-up batching."""
         order = np.argsort(self.height, kind="stable")

@@ -594,32 +594,67 @@ def _outside_rules(g, alpha, beta, p_item, rule, l_item, r_item, w) -> int:  # n
     return 2 * len(pair_rule) * m**3 + 4 * len(order) * m * m
 
 
+@dataclass
+class TreeBatches:
+    """The nodes of fixed (observed) trees grouped for batching, computed once per treebank."""
+
+    levels: list[tuple[np.ndarray, np.ndarray]]  # per height >= 2: nodes sorted by rule, rules
+    pre: np.ndarray  # pre-terminal nodes
+    roots: np.ndarray
+    n_nodes: int
+
+
+def tree_batches(bank) -> TreeBatches:  # noqa: ANN001
+    """Group ``bank``'s nodes by height, each height sorted by rule (for ``apply_rules``)."""
+    levels = []
+    for nodes in bank.levels()[1:]:
+        nodes = nodes[np.argsort(bank.rule[nodes], kind="stable")]
+        levels.append((nodes, bank.rule[nodes]))
+    return TreeBatches(levels, np.flatnonzero(bank.lex >= 0), bank.roots, bank.n_nodes)
+
+
+def tree_inside(
+    tensors: np.ndarray,
+    lexical: np.ndarray,
+    bank,
+    batches: TreeBatches,  # noqa: ANN001
+) -> tuple[np.ndarray, np.ndarray]:
+    """Inside vectors of every node of fixed trees, ``(alpha, log scale)``.
+
+    ``tensors`` is (R, M, M*M) and ``lexical`` (L, M). Each node's vector is divided by its
+    largest absolute entry and the log of that factor is carried up, so deep trees neither
+    underflow nor overflow (and negative tensor-form values keep their sign).
+    """
+    m = lexical.shape[1]
+    alpha = np.zeros((batches.n_nodes, m))
+    ls = np.zeros(batches.n_nodes)
+    alpha[batches.pre] = lexical[bank.lex[batches.pre]]
+    _rescale_nodes(alpha, ls, batches.pre)
+    for nodes, rules in batches.levels:
+        left, right = bank.left[nodes], bank.right[nodes]
+        z = (alpha[left][:, :, None] * alpha[right][:, None, :]).reshape(len(nodes), m * m)
+        alpha[nodes] = apply_rules(tensors, rules, z)
+        ls[nodes] = ls[left] + ls[right]
+        _rescale_nodes(alpha, ls, nodes)
+    return alpha, ls
+
+
+def _rescale_nodes(alpha: np.ndarray, ls: np.ndarray, nodes: np.ndarray) -> None:
+    mx = np.abs(alpha[nodes]).max(axis=1)
+    mx[mx == 0] = 1.0
+    alpha[nodes] /= mx[:, None]
+    ls[nodes] += np.log(mx)
+
+
 def tree_scores(model, bank) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
     """``(log |p|, sign p)`` of every (skeletal) tree of ``bank`` under ``model``.
 
-    The latent states are summed out by the inside recursion over each fixed tree, batched
-    over all nodes of one height; every node keeps a log scale. Works for both model forms
-    (a tensor-form model may give a tree a negative value). ``bank`` must be compiled
-    against ``model.grammar``.
+    The latent states are summed out by ``tree_inside``. Works for both model forms (a
+    tensor-form model may give a tree a negative value). ``bank`` must be compiled against
+    ``model.grammar``.
     """
     g = LatentGrammar.from_model(model)
-    m = g.max_states
-    alpha = np.zeros((bank.n_nodes, m))
-    ls = np.zeros(bank.n_nodes)
-    levels = bank.levels()
-    for height, nodes in enumerate(levels, start=1):
-        if height == 1:
-            alpha[nodes] = g.lexical[bank.lex[nodes]]
-        else:
-            nodes = nodes[np.argsort(bank.rule[nodes], kind="stable")]
-            left, right = bank.left[nodes], bank.right[nodes]
-            z = (alpha[left][:, :, None] * alpha[right][:, None, :]).reshape(len(nodes), m * m)
-            alpha[nodes] = apply_rules(g.tensors, bank.rule[nodes], z)
-            ls[nodes] = ls[left] + ls[right]
-        mx = np.abs(alpha[nodes]).max(axis=1)
-        mx[mx == 0] = 1.0
-        alpha[nodes] /= mx[:, None]
-        ls[nodes] += np.log(mx)
+    alpha, ls = tree_inside(g.tensors, g.lexical, bank, tree_batches(bank))
     roots = bank.roots
     value = np.einsum("nh,nh->n", alpha[roots], g.root[bank.symbol[roots]])
     with np.errstate(divide="ignore"):

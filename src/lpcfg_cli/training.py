@@ -111,13 +111,18 @@ def dev_scorer(
         gold.append(format_tree(tree, root="TOP"))
         sentences.append(words(tree))
 
+    def parse(path: str, model: Any) -> list[Any]:
+        return parse_sentences(path, model, sentences, prune=prune, jobs=jobs,
+                               max_length=max_length)[0]  # fmt: skip
+
     def score(model: Any) -> float:
-        with tempfile.TemporaryDirectory(prefix="lpcfg-dev-") as tmp:
-            path = os.path.join(tmp, "model.npz")
-            if jobs > 1:
+        if jobs > 1:  # workers load the model from a file
+            with tempfile.TemporaryDirectory(prefix="lpcfg-dev-") as tmp:
+                path = os.path.join(tmp, "model.npz")
                 model.save(path)
-            results, _ = parse_sentences(path, model, sentences, prune=prune, jobs=jobs,
-                                         max_length=max_length)  # fmt: skip
+                results = parse(path, model)
+        else:
+            results = parse("", model)
         test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
         return evaluate_lines(gold, test).all.figures()["strict_fmeasure"]
 

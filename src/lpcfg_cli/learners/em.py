@@ -28,7 +28,13 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
-from lpcfg_cli.inside_outside import accumulate_outer, apply_rules, rules_times
+from lpcfg_cli.inside_outside import (
+    TreeBatches,
+    accumulate_outer,
+    rules_times,
+    tree_batches,
+    tree_inside,
+)
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.synthetic import split_model
@@ -64,26 +70,6 @@ class Params:
 
 
 @dataclass
-class _Plan:
-    """The training trees' nodes grouped for batching (computed once)."""
-
-    levels: list[tuple[np.ndarray, np.ndarray]]  # per height >= 2: nodes sorted by rule, rules
-    pre: np.ndarray  # pre-terminal nodes
-    roots: np.ndarray
-    n_nodes: int
-
-
-def _plan(bank: CompiledTreebank) -> _Plan:
-    levels = []
-    for nodes in bank.levels()[1:]:
-        order = np.argsort(bank.rule[nodes], kind="stable")
-        nodes = nodes[order]
-        levels.append((nodes, bank.rule[nodes]))
-    pre = np.flatnonzero(bank.lex >= 0)
-    return _Plan(levels, pre, bank.roots, bank.n_nodes)
-
-
-@dataclass
 class _EStep:
     loglik: float
     binary: np.ndarray | None = None  # expected counts, shaped like Params
@@ -91,19 +77,12 @@ class _EStep:
     root: np.ndarray | None = None
 
 
-def e_step(params: Params, bank: CompiledTreebank, plan: _Plan, counts: bool = True) -> _EStep:
+def e_step(
+    params: Params, bank: CompiledTreebank, plan: TreeBatches, counts: bool = True
+) -> _EStep:
     """Log-likelihood of the trees and (optionally) expected counts."""
     m = params.lexical.shape[1]
-    alpha = np.zeros((plan.n_nodes, m))
-    ls = np.zeros(plan.n_nodes)
-    alpha[plan.pre] = params.lexical[bank.lex[plan.pre]]
-    _normalise(alpha, ls, plan.pre)
-    for nodes, rules in plan.levels:
-        left, right = bank.left[nodes], bank.right[nodes]
-        z = (alpha[left][:, :, None] * alpha[right][:, None, :]).reshape(len(nodes), m * m)
-        alpha[nodes] = apply_rules(params.binary, rules, z)
-        ls[nodes] = ls[left] + ls[right]
-        _normalise(alpha, ls, nodes)
+    alpha, ls = tree_inside(params.binary, params.lexical, bank, plan)
     roots = plan.roots
     pi = params.root[bank.symbol[roots]]
     z_root = np.einsum("nh,nh->n", alpha[roots], pi)
@@ -133,13 +112,6 @@ def e_step(params: Params, bank: CompiledTreebank, plan: _Plan, counts: bool = T
     c_root = np.zeros_like(params.root)
     np.add.at(c_root, bank.symbol[roots], alpha[roots] * beta[roots])
     return _EStep(loglik, c_binary, c_lexical, c_root)
-
-
-def _normalise(alpha: np.ndarray, ls: np.ndarray, nodes: np.ndarray) -> None:
-    mx = alpha[nodes].max(axis=1)
-    mx[mx <= 0] = 1.0
-    alpha[nodes] /= mx[:, None]
-    ls[nodes] += np.log(mx)
 
 
 def m_step(
@@ -218,8 +190,8 @@ def train_em(
     else:
         start = split_model(pcfg, states, noise=noise, seed=seed)
     params = Params.from_model(start)
-    plan = _plan(bank)
-    dev_plan = _plan(dev_bank) if dev_bank is not None and dev_bank.n_trees else None
+    plan = tree_batches(bank)
+    dev_plan = tree_batches(dev_bank) if dev_bank is not None and dev_bank.n_trees else None
     # The tied PCFG lexicon, as a per-symbol distribution over its words.
     prior = pcfg.lexical.copy()
     mass = np.bincount(grammar.lexical[:, 0], prior, minlength=grammar.n_symbols)

@@ -50,15 +50,18 @@ class FeatureOptions:
     offset: float = 5.0
 
     def __post_init__(self) -> None:
-        for name, known in (("inside", INSIDE + EXTRA_INSIDE), ("outside", OUTSIDE)):
-            chosen = getattr(self, name)
-            bad = [t for t in chosen if t not in known]
-            if bad:
-                raise LpcfgError(
-                    f"unknown {name} feature template {bad[0]!r} (known: {', '.join(known)})"
-                )
-            if not chosen:
-                raise LpcfgError(f"at least one {name} feature template is needed")
+        check_templates("inside", self.inside)
+        check_templates("outside", self.outside)
+
+
+def check_templates(side: str, chosen: Sequence[str]) -> None:
+    """Raise ``LpcfgError`` unless ``chosen`` names at least one known ``side`` template."""
+    known = INSIDE + EXTRA_INSIDE if side == "inside" else OUTSIDE
+    bad = [t for t in chosen if t not in known]
+    if bad:
+        raise LpcfgError(f"unknown {side} feature template {bad[0]!r} (known: {', '.join(known)})")
+    if not chosen:
+        raise LpcfgError(f"at least one {side} feature template is needed")
 
 
 @dataclass

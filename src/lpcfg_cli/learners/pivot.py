@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.inside_outside import accumulate_outer, apply_rules
-from lpcfg_cli.learners.features import EXTRA_INSIDE, INSIDE, OUTSIDE, template_keys
+from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
 from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model import LPCFG
@@ -72,14 +72,8 @@ class PivotOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        known_in, known_out = INSIDE + EXTRA_INSIDE, OUTSIDE
-        for name, chosen, known in (
-            ("inside", self.inside, known_in), ("outside", self.outside, known_out),
-            ("inside", self.rule_inside, known_in), ("outside", self.rule_outside, known_out),
-        ):  # fmt: skip
-            bad = [t for t in chosen if t not in known]
-            if bad:
-                raise LpcfgError(f"unknown {name} feature template {bad[0]!r}")
+        check_templates("inside", self.inside)
+        check_templates("outside", self.outside)
         if "lexrule" not in self.inside or "parent" not in self.outside:
             raise LpcfgError(
                 "the pivot learner needs the lexrule inside and parent outside templates "
@@ -236,9 +230,7 @@ class PivotEstimator:
         inside, outside = template_keys(grammar, bank, originals)
         self.keys_in = {t: inside[t] for t in opts.inside}
         self.keys_out = {t: outside[t] for t in opts.outside}
-        order = np.argsort(bank.symbol, kind="stable")
-        bounds = np.searchsorted(bank.symbol[order], np.arange(grammar.n_symbols + 1))
-        self.nodes = [order[bounds[a] : bounds[a + 1]] for a in range(grammar.n_symbols)]
+        self.nodes = bank.by_symbol(grammar.n_symbols)
         # Per template, the row of every node's value in its own symbol's table.
         self.rows_in = {t: np.zeros(bank.n_nodes, np.int64) for t in opts.inside}
         self.rows_out = {t: np.zeros(bank.n_nodes, np.int64) for t in opts.outside}
@@ -439,16 +431,3 @@ def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):  # noqa: 
     lexical = lexical[np.arange(g.n_lexical)[:, None], src[g.lexical[:, 0]]]
     root = root[np.arange(len(k))[:, None], src] * share
     return t, lexical, root
-
-
-def train_pivot(
-    grammar: Grammar,
-    bank: CompiledTreebank,
-    originals: Sequence[nltk.Tree],
-    states: int,
-    options: PivotOptions | None = None,
-    meta: dict[str, Any] | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> LPCFG:
-    """The pivot model with ``states`` states per symbol."""
-    return PivotEstimator(grammar, bank, originals, options).model(states, meta, progress)

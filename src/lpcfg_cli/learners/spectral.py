@@ -100,9 +100,8 @@ class SpectralEstimator:
                                                     self.options.features)  # fmt: skip
         self.coarse = estimate_pcfg(grammar, bank)
         self.counts = np.bincount(bank.symbol, minlength=grammar.n_symbols)
-        order = np.argsort(bank.symbol, kind="stable")
-        bounds = np.searchsorted(bank.symbol[order], np.arange(grammar.n_symbols + 1))
-        self._nodes = [order[bounds[a] : bounds[a + 1]] for a in range(grammar.n_symbols)]
+        self._nodes = bank.by_symbol(grammar.n_symbols)
+        self._rows: dict[int, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
         self._svds: list[SVD] = []
         self._svd_k = 0
         self.seconds = {"features": time.perf_counter() - t0}
@@ -115,7 +114,7 @@ class SpectralEstimator:
         opts = self.options
         self._svds = []
         for a, nodes in enumerate(self._nodes):
-            phi, psi = self._restricted(nodes)
+            phi, psi = self._restricted(a)
             omega = (phi.T @ psi) / max(len(nodes), 1)
             self._svds.append(truncated_svd(omega, k, min_value=opts.min_singular,
                                             seed=opts.seed + a))  # fmt: skip
@@ -124,14 +123,16 @@ class SpectralEstimator:
         self._svd_k = k
         self.seconds["svd"] = time.perf_counter() - t0
 
-    def _restricted(self, nodes: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """The nodes' feature rows, restricted to the columns they use."""
-        out = []
-        for mat in (self.features.inside, self.features.outside):
-            rows = mat[nodes]
-            cols = np.unique(rows.indices)
-            out.append(rows[:, cols].tocsr())
-        return out[0], out[1]
+    def _restricted(self, a: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """Symbol ``a``'s feature rows, restricted to the columns they use (cached: both
+        the SVD and every projection need them)."""
+        if a not in self._rows:
+            out = []
+            for mat in (self.features.inside, self.features.outside):
+                rows = mat[self._nodes[a]]
+                out.append(rows[:, np.unique(rows.indices)].tocsr())
+            self._rows[a] = (out[0], out[1])
+        return self._rows[a]
 
     def states_for(self, m: int) -> np.ndarray:
         """``m_a`` for every symbol: capped by the requested ``m``, the directions kept and
@@ -158,7 +159,7 @@ class SpectralEstimator:
                 continue
             k = int(states[a])
             svd = self._svds[a]
-            phi, psi = self._restricted(nodes)
+            phi, psi = self._restricted(a)
             y[nodes, :k] = phi @ svd.u[:, :k]
             z[nodes, :k] = (psi @ svd.v[:, :k]) / svd.s[:k]
         return y, z
@@ -240,16 +241,3 @@ def _group_mean(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndar
     sums = np.asarray(ind @ values)
     counts = np.bincount(group, minlength=n_groups).astype(float)
     return sums / np.maximum(counts, 1.0)[:, None]
-
-
-def train_spectral(
-    grammar: Grammar,
-    bank: CompiledTreebank,
-    originals: Sequence[nltk.Tree],
-    states: int,
-    options: SpectralOptions | None = None,
-    meta: dict[str, Any] | None = None,
-) -> LPCFG:
-    """One spectral model with at most ``states`` latent states per nonterminal."""
-    est = SpectralEstimator(grammar, bank, originals, options)
-    return est.model(states, meta)
