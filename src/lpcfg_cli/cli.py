@@ -6,7 +6,10 @@ for bad usage or bad input and 1 for a failed requested check; never a traceback
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+from typing import NoReturn
 
 import click
 
@@ -14,13 +17,24 @@ from lpcfg_cli import __version__
 from lpcfg_cli.errors import LpcfgError
 
 
+class _StdoutClosed(Exception):
+    """A write to stdout failed with EPIPE; carried past click, which would exit 1."""
+
+
 class LpcfgGroup(click.Group):
     """Click group that reports errors in the project's one-line format."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise _StdoutClosed from exc
 
     def main(self, *args, **kwargs):  # type: ignore[override]
         kwargs["standalone_mode"] = False
         try:
             rv = super().main(*args, **kwargs)
+            sys.stdout.flush()  # a closed stdout shows here, not at interpreter exit
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.Abort:
@@ -38,9 +52,8 @@ class LpcfgGroup(click.Group):
         except LpcfgError as exc:
             click.echo(f"lpcfg: error: {exc}", err=True)
             sys.exit(exc.exit_code)
-        except BrokenPipeError:
-            sys.stderr.close()
-            sys.exit(1)
+        except (BrokenPipeError, _StdoutClosed):
+            _end_on_closed_stdout()
         except KeyboardInterrupt:
             click.echo("lpcfg: error: interrupted", err=True)
             sys.exit(130)
@@ -48,6 +61,22 @@ class LpcfgGroup(click.Group):
             click.echo("lpcfg: error: out of memory", err=True)
             sys.exit(2)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _end_on_closed_stdout() -> NoReturn:
+    """stdout's reader went away (``lpcfg ... | head -1``): end quietly as Unix tools do.
+
+    Outputs given with ``-o`` report a broken pipe as an error themselves, so only stdout
+    gets here. Like ``cat`` or ``grep`` the process ends by SIGPIPE (status 141 in the
+    shell), with no message; stdout is pointed at the null device first so that Python's
+    final flush cannot fail again and print a traceback.
+    """
+    with open(os.devnull, "wb") as null:
+        os.dup2(null.fileno(), sys.stdout.fileno())
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    sys.exit(1)  # no SIGPIPE on this platform: Python's own convention for EPIPE
 
 
 @click.group(cls=LpcfgGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,14 +1,21 @@
 """Input and output streams with the command line's conventions.
 
-``-`` is stdin/stdout; outputs to files are written atomically (temporary file in the same
-directory, renamed over the target only when everything succeeded), so a failed run never
-leaves a truncated file or destroys an existing one.
+``-`` is stdin/stdout. An output that is (or will be) a regular file is written atomically
+(temporary file in the same directory, renamed over the target only when everything
+succeeded), so a failed run never leaves a truncated file or destroys an existing one; a
+symlink keeps pointing at its target, which is the file replaced. Anything else (devices,
+named pipes, ``/dev/fd/N``) is written through, as the shell's ``>`` does, so it is never
+replaced by a regular file. What ``>`` refuses (an unwritable file or folder, a missing
+folder, a directory) is refused up front, and a failed write (disk full, reader gone) is
+one ``LpcfgError`` naming the output.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -60,26 +67,110 @@ def _permissions(target: str) -> int:
         return 0o666 & ~umask
 
 
+# Folders whose entries are the open descriptors of a process (``/dev/fd`` links here).
+_FD_FOLDER = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd")
+
+
+def _names_descriptor(path: str) -> bool:
+    """Whether ``path`` is ``/dev/fd/N`` or ``/proc/.../fd/N``: an already open file, which
+    the user means to write to as it is (the shell's ``>`` does), never to replace."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    return _FD_FOLDER.fullmatch(folder) is not None
+
+
+def _write_error(exc: OSError, target: str) -> LpcfgError:
+    """The one-line error for an output that could not be opened or written."""
+    return LpcfgError(exc.strerror or str(exc), source=target)
+
+
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
-    """Open ``path`` for writing; ``-`` is stdout. Files appear only if the block succeeds."""
-    if str(path) == "-":
-        stream = sys.stdout.buffer if "b" in mode else sys.stdout
-        yield stream
-        stream.flush()
-        return
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
+def _write_through(target: str, mode: str) -> Iterator[IO]:
+    """Open ``target`` as the shell's ``>`` would: for devices, pipes and descriptors."""
+    encoding = None if "b" in mode else "utf-8"
+    try:
+        fh = open(target, mode, encoding=encoding)
+    except OSError as exc:
+        raise _write_error(exc, target) from None
+    is_stdout = _is_stdout(fh)
+    try:
+        with fh:
+            yield fh
+    except OSError as exc:  # the body only writes: ENOSPC (/dev/full), EPIPE, EIO...
+        if isinstance(exc, BrokenPipeError) and is_stdout:
+            raise  # ``-o /dev/stdout | head``: the command line ends quietly, as for ``-``
+        raise _write_error(exc, target) from None
+
+
+def _is_stdout(fh: IO) -> bool:
+    """Whether ``fh`` is the same open file as the process's stdout."""
+    try:
+        mine, out = os.fstat(fh.fileno()), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (mine.st_dev, mine.st_ino) == (out.st_dev, out.st_ino)
+
+
+@contextlib.contextmanager
+def _replace_atomically(target: str, real: str, exists: bool, mode: str) -> Iterator[IO]:
+    """Write a temporary file beside ``real`` and rename it over ``real`` on success."""
+    directory = os.path.dirname(real)
     if not os.path.isdir(directory):
-        raise LpcfgError("directory does not exist", source=os.path.dirname(target) or ".")
-    fd, tmp = tempfile.mkstemp(prefix=".lpcfg-", suffix=".tmp", dir=directory)
+        # Name the folder as given, or for a dangling symlink the folder it points into.
+        missing = directory if os.path.islink(target) else os.path.dirname(target) or "."
+        raise LpcfgError("directory does not exist", source=missing)
+    if exists and not os.access(real, os.W_OK):
+        raise LpcfgError("permission denied (file is not writable)", source=target)
+    if not os.access(directory, os.W_OK):
+        raise LpcfgError(f"permission denied (folder {directory} is not writable)",
+                         source=target)  # fmt: skip
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".lpcfg-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise _write_error(exc, target) from None
     try:
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as fh:
             yield fh
-        os.chmod(tmp, _permissions(target))  # mkstemp makes 0600; a new file honours umask
-        os.replace(tmp, target)
-    except BaseException:
+        os.chmod(tmp, _permissions(real))  # mkstemp makes 0600; a new file honours umask
+        os.replace(tmp, real)
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # the body only writes: disk full, quota, I/O error
+            raise _write_error(exc, target) from None
         raise
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
+    """Open ``path`` for writing (``-`` is stdout), as the module docstring describes.
+
+    Regular files (and symlinks to them, or new files) appear only if the block succeeds;
+    other outputs are written through. Errors opening or writing are ``LpcfgError``;
+    a closed stdout raises ``BrokenPipeError`` for the command line to end quietly.
+    """
+    if str(path) == "-":
+        stream = sys.stdout.buffer if "b" in mode else sys.stdout
+        try:
+            yield stream
+            stream.flush()
+        except BrokenPipeError:
+            raise  # the reader went away (``| head``): the command line ends quietly
+        except OSError as exc:  # ``> /dev/full``, a full disk
+            raise _write_error(exc, "<stdout>") from None
+        return
+    target = os.fspath(path)
+    try:
+        info: os.stat_result | None = os.stat(target)  # follows symlinks, as ``>`` does
+    except FileNotFoundError:
+        info = None  # a new file, or a dangling symlink whose target ``>`` would create
+    except OSError as exc:  # a symlink loop, a folder we may not search, ...
+        raise _write_error(exc, target) from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise LpcfgError("is a directory, not a file", source=target)
+    if (info is not None and not stat.S_ISREG(info.st_mode)) or _names_descriptor(target):
+        with _write_through(target, mode) as fh:
+            yield fh
+        return
+    with _replace_atomically(target, os.path.realpath(target), info is not None, mode) as fh:
+        yield fh
