@@ -1,31 +1,55 @@
-# lpcfg pipelines. `make test` is the project's test command; `make demo` runs the whole job.
-PYTHON ?= .venv/bin/python
+# lpcfg pipelines. From a fresh clone, `make test` runs the test suite and `make demo` the
+# whole job; each first creates .venv and installs the project with its test extras there
+# (again only when pyproject.toml changes, so later runs start at once). PYTHON=... on the
+# command line skips that set-up and uses that interpreter as it is (.ci/run calls
+# `make test PYTHON=python`); a PYTHON in the environment is ignored (node-gyp users set one).
+VENV        ?= .venv
+BASE_PYTHON ?= python3
+ifneq ($(origin PYTHON),command line)
+override PYTHON := $(VENV)/bin/python
+SETUP  := $(VENV)/.lpcfg-installed
+else
+SETUP  :=
+endif
 LPCFG  ?= $(PYTHON) -m lpcfg_cli
 DATA   ?= data
+SYNTHETIC_DATA ?= data-synthetic
 MODELS ?= models
 JOBS   ?= 2
 
 .PHONY: test test-slow data demo bench consistency clean
 
-test:
+test: $(SETUP)
 	$(PYTHON) -m pytest -q
 
-test-slow:
+test-slow: $(SETUP)
 	$(PYTHON) -m pytest -q -m slow
 
-data: $(DATA)/train.mrg
+# The virtual environment, (re)installed when missing or older than pyproject.toml.
+$(VENV)/.lpcfg-installed: pyproject.toml
+	@$(BASE_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "make: lpcfg needs Python 3.11+, and $(BASE_PYTHON) is $$($(BASE_PYTHON) -V 2>&1);" \
+	       "try: make $(MAKECMDGOALS) BASE_PYTHON=python3.11" >&2; exit 1; }
+	test -x $(VENV)/bin/python || $(BASE_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@
 
-$(DATA)/train.mrg:
+data: $(DATA)/source.txt
+
+$(DATA)/source.txt: scripts/prepare_data.py | $(SETUP)
 	$(PYTHON) scripts/prepare_data.py --out $(DATA)
 
-demo:
-	$(PYTHON) scripts/demo.py --data $(DATA) --models $(MODELS) --jobs $(JOBS) --table out/results.md
+# The standard split when the NLTK sample is installed, else a synthetic treebank in
+# $(SYNTHETIC_DATA) (models and outputs in synthetic/ subfolders, every figure labelled).
+demo: $(SETUP)
+	$(PYTHON) scripts/demo.py --data $(DATA) --synthetic-data $(SYNTHETIC_DATA) \
+	  --models $(MODELS) --jobs $(JOBS)
 
 bench: data
 	$(PYTHON) scripts/bench_parse.py --data $(DATA)
 
-consistency:
+consistency: $(SETUP)
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000
 
 clean:
-	rm -rf $(MODELS) out
+	rm -rf $(MODELS) out $(SYNTHETIC_DATA)

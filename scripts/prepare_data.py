@@ -4,7 +4,8 @@
 train = wsj_0001-0149 (3253 trees), dev = wsj_0150-0174 (316), test = wsj_0175-0199 (345),
 one tree per line with the root wrapper written TOP (function tags and -NONE- kept, as in
 the gold files of the Berkeley setup), plus dev.txt / test.txt with the words of each
-sentence (traces removed), one sentence per line.
+sentence (traces removed), one sentence per line. Last, ``source.txt`` says what the folder
+holds: ``make demo`` trusts a folder as the standard split only when that line says so.
 
     python scripts/prepare_data.py --out data
 """
@@ -21,6 +22,22 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
 from lpcfg_cli.trees import ROOT_LABELS, format_tree, standard_split, words
 
+# A data folder's provenance line: what `make demo` reports, and how it tells real data from
+# anything else left in the folder (an older demo put a synthetic treebank in data/).
+SOURCE_FILE = "source.txt"
+STANDARD_SOURCE = ("NLTK Penn Treebank sample, standard split (train wsj_0001-0149, "
+                   "dev 0150-0174, test 0175-0199)")  # fmt: skip
+PARTS = ("train.mrg", "dev.mrg", "dev.txt", "test.mrg", "test.txt")
+
+
+def folder_source(folder: Path) -> str | None:
+    """The provenance line of a complete data folder, or None (missing files or line)."""
+    try:
+        source = (folder / SOURCE_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return source if all((folder / part).is_file() for part in PARTS) else None
+
 
 def as_top(tree: nltk.Tree) -> str:
     """The tree with its root wrapper labelled TOP: ``(TOP (S ...))``."""
@@ -34,11 +51,15 @@ def main() -> int:
     ap.add_argument("--out", default="data", help="output folder (default: data)")
     args = ap.parse_args()
     try:
-        split = standard_split()
-    except LpcfgError as err:
+        write_split(standard_split(), Path(args.out))
+    except LpcfgError as err:  # no sample, or an output folder we may not write
         print(f"prepare_data: error: {err}", file=sys.stderr)
         return 2
-    out = Path(args.out)
+    return 0
+
+
+def write_split(split: dict[str, list[nltk.Tree]], out: Path) -> None:
+    """Write the split's files into ``out``, then its provenance line."""
     out.mkdir(parents=True, exist_ok=True)
     for part, trees in split.items():
         with atomic_output(out / f"{part}.mrg") as fh:
@@ -47,7 +68,8 @@ def main() -> int:
             with atomic_output(out / f"{part}.txt") as fh:
                 fh.writelines(" ".join(words(t)) + "\n" for t in trees)
         print(f"prepare_data: {out / part}.mrg: {len(trees)} trees", file=sys.stderr)
-    return 0
+    with atomic_output(out / SOURCE_FILE) as fh:  # last: only a complete split is vouched for
+        fh.write(STANDARD_SOURCE + "\n")
 
 
 if __name__ == "__main__":
