@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
+import os
 import re
 import subprocess
 import sys
@@ -114,7 +115,10 @@ def lpcfg(*args: str, label: str = "") -> float:
     t0 = time.perf_counter()
     command = [sys.executable, "-m", "lpcfg_cli", *args]
     if label:
-        with subprocess.Popen(command, stderr=subprocess.PIPE) as proc:
+        # Its stderr is now a pipe, where progress bars would be drawn glued to the log
+        # lines; the synthetic runs take seconds, so no bars (tqdm >= 4.66 reads this).
+        env = {**os.environ, "TQDM_DISABLE": "1"}
+        with subprocess.Popen(command, stderr=subprocess.PIPE, env=env) as proc:
             assert proc.stderr is not None
             relay(proc.stderr, label)
         code = proc.returncode
@@ -126,7 +130,7 @@ def lpcfg(*args: str, label: str = "") -> float:
 
 
 def table(data: Data, rows: list[tuple[str, float, float, float, float]], jobs: str) -> str:
-    """The results as markdown; a synthetic run says so in its title, headers and rows."""
+    """The results as markdown; a synthetic run says so in its title, F1 headers and rows."""
     tag = " (SYNTHETIC)" if data.synthetic else ""
     title = f"Data: {data.source}; parse with --jobs {jobs}"
     if data.synthetic:
@@ -135,8 +139,8 @@ def table(data: Data, rows: list[tuple[str, float, float, float, float]], jobs: 
     lines = [
         title,
         "",
-        f"| method | options | EVALB F1{tag} | strict F1{tag} | train (s){tag} | parse "
-        f"(sentences/s, incl. loading){tag} |",
+        f"| method | options | EVALB F1{tag} | strict F1{tag} | train (s) | parse "
+        "(sentences/s, incl. loading) |",
         "|---|---|---|---|---|---|",
     ]
     for method, f1, strict, train_s, rate in rows:

@@ -59,7 +59,7 @@ def test_every_figure_of_a_synthetic_table_is_labelled(demo, tmp_path):
     lines = text.splitlines()
     assert lines[0].startswith("SYNTHETIC DATA")
     header = next(line for line in lines if line.startswith("| method"))
-    assert header.count("(SYNTHETIC)") == 4  # every figure column
+    assert header.count("(SYNTHETIC)") == 2  # both F1 columns
     body = [line for line in lines if line.startswith("| pcfg") or line.startswith("| em")]
     assert len(body) == 2 and all("(SYNTHETIC)" in line for line in body)
     real = demo.table(demo.Data(tmp_path, demo.STANDARD_SOURCE, False), rows, "2")
