@@ -8,7 +8,7 @@ import pytest
 
 from lpcfg_cli.decode import best_labels, goodman_trees
 from lpcfg_cli.synthetic import random_lpcfg
-from tests.test_inside_outside import run_latent, short_sentences
+from tests.test_engine import run_latent, short_sentences
 
 
 def all_trees(i, j, labels):

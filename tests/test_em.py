@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.inside_outside import tree_batches
-from lpcfg_cli.learners.em import Params, e_step, train_em
+from lpcfg_cli.learners.em import Params, Trees, e_step, train_em
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 
 
@@ -69,7 +68,8 @@ def test_e_step_likelihood_and_counts_match_brute_force(truth, treebank):
     small = [t for t in trees if len(list(t.subtrees())) <= 7][:5]
     g2, b2 = build_grammar(small, rare=0)
     model = reindex(truth, g2)
-    stats = e_step(Params.from_model(model), b2, tree_batches(b2))
+    params = Params.from_model(model)
+    stats = e_step(params, Trees(g2, b2, params.lexical.shape[1]))
     assert stats.loglik == pytest.approx(sum(brute_force_loglik(model, t) for t in small))
     # Every node's posterior over its states sums to one: counts per symbol = node counts.
     per_symbol = np.zeros(g2.n_symbols)
@@ -107,7 +107,8 @@ def test_em_approaches_the_true_models_likelihood(truth, treebank):
                      lexicon_smoothing=0.0, tol=1e-9)  # fmt: skip
     learned = model.meta["history"][-1]["train_loglik"]
     mapped = reindex(truth, grammar)
-    true_ll = e_step(Params.from_model(mapped), bank, tree_batches(bank), counts=False).loglik
+    params = Params.from_model(mapped)
+    true_ll = e_step(params, Trees(grammar, bank, params.lexical.shape[1]), counts=False).loglik
     pcfg_ll = model.meta["history"][0]["train_loglik"]
     # EM (a local optimum of a sample likelihood) ends close to or above the truth, far
     # above where it started.

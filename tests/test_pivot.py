@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lpcfg_cli.engine.trees import tree_scores
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.inside_outside import tree_scores
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.pivot import (
     PivotEstimator,

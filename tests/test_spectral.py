@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from lpcfg_cli.engine.trees import tree_scores
 from lpcfg_cli.grammar import build_grammar, compile_trees
-from lpcfg_cli.inside_outside import tree_scores
 from lpcfg_cli.learners import linalg
 from lpcfg_cli.learners.features import FeatureOptions, node_features
 from lpcfg_cli.learners.linalg import truncated_svd

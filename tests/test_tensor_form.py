@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.synthetic import random_lpcfg
-from tests.test_inside_outside import run_latent, short_sentences
+from tests.test_engine import run_latent, short_sentences
 
 
 def to_tensor_form(model: LPCFG, seed: int) -> LPCFG:

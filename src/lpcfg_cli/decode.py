@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import nltk
 import numpy as np
 
-from lpcfg_cli.chart import SpanLayout
+from lpcfg_cli.engine.layout import SpanLayout
 
 
 def best_labels(

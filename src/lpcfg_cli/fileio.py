@@ -56,6 +56,41 @@ def read_text(path: str | os.PathLike[str]) -> str:
         ) from None
 
 
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Lines of a UTF-8 file (or stdin for ``-``), read incrementally, without their newline.
+
+    Errors name the line (NUL byte, invalid UTF-8); a byte-order mark at the start is the
+    mark of a UTF-8 file, not text. Memory stays flat however long the input is.
+    """
+    name = display_name(path)
+    try:
+        fh = sys.stdin.buffer if str(path) == "-" else open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        raise LpcfgError("no such file", source=name) from None
+    except IsADirectoryError:
+        raise LpcfgError("is a directory, not a file", source=name) from None
+    except OSError as exc:
+        raise LpcfgError(exc.strerror or str(exc), source=name) from None
+    try:
+        for number, raw in enumerate(fh, 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if b"\x00" in raw:
+                raise LpcfgError("binary data (NUL byte), not a text file", source=name,
+                                 line=number)  # fmt: skip
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise LpcfgError(f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", source=name,
+                                 line=number) from None  # fmt: skip
+            yield text[:-1] if text.endswith("\n") else text
+    except IsADirectoryError:
+        raise LpcfgError("is a directory, not a file", source=name) from None
+    finally:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+
+
 def _permissions(target: str) -> int:
     """The mode a file written to ``target`` should get: the existing file's, or what
     ``open`` would give a new one (0666 less the umask)."""

@@ -22,14 +22,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.binarize import debinarize
-from lpcfg_cli.chart import SpanLayout
 from lpcfg_cli.decode import best_labels, goodman_trees
-from lpcfg_cli.inside_outside import (
-    CoarseGrammar,
-    LatentGrammar,
-    coarse_marginals,
-    latent_marginals,
-)
+from lpcfg_cli.engine.coarse import coarse_posteriors
+from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
+from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.model import LPCFG
 
 # Most spans the charts of one batch may hold (bounds memory: a few (spans, symbols) arrays).
@@ -68,7 +65,7 @@ class Parser:
         self.symbols = g.symbols
         self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
         # The latent pass runs in float32 with tiny values flushed to zero (see
-        # inside_outside._FLUSH): an EM model (m = 16) parses 100 test sentences at 13.6
+        # engine.scaling.FLUSH): an EM model (m = 16) parses 100 test sentences at 13.6
         # sentences/s so, 8.6 in float64, 5.6 in float32 without the flush (subnormals).
         # Parameters beyond float32's comfortable range (a tensor-form model from a learner
         # without singular-value guards can hold 1e30 and more) would overflow to inf and
@@ -177,33 +174,36 @@ class Parser:
             shape=(n1.stop - n1.start, g.n_symbols),
         ).toarray()
         t0 = time.perf_counter()
-        mu, log_z = coarse_marginals(self.coarse, layout, lex_scores, self.model.coarse.root)
+        keys, mu, log_z = coarse_posteriors(self.coarse, layout, lex_scores,
+                                            self.model.coarse.root)  # fmt: skip
         self.stats.coarse_seconds += time.perf_counter() - t0
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
             results[s] = self._fallback(sentences[s], "no parse under the coarse grammar")
         ok = np.isfinite(log_z)
+        n = g.n_symbols
         if self.latent is None:
-            item_span, item_sym = np.nonzero(mu > 0)
-            trees = self._decode(layout, item_span, item_sym, mu[item_span, item_sym], sentences)
+            trees = self._decode(layout, keys // n, keys % n, mu, sentences)
             for s in np.flatnonzero(ok):
                 results[s] = self._finish(sentences[s], trees[s], self.prune)
             return [r for r in results if r is not None]
 
         pending = np.flatnonzero(ok)
         thresholds = [self.prune, self.prune * 1e-3, 0.0] if self.prune > 0 else [0.0]
+        item_sent = layout.span_sent[keys // n]
         for attempt, thr in enumerate(thresholds):
             if len(pending) == 0:
                 break
             if attempt:
                 self.stats.retries += len(pending)
-            keep = np.isin(layout.span_sent, pending)
-            allowed = (mu > 0) & (mu >= thr) & keep[:, None]
+            keep = np.zeros(len(sentences), dtype=bool)
+            keep[pending] = True
+            allowed = keys[(mu >= thr) & keep[item_sent]]
             t0 = time.perf_counter()
-            chart = latent_marginals(self.latent, layout, allowed, (lex_span, lex_rule, lex_weight))
+            lex = lexical_items(self.latent, layout, allowed, (lex_span, lex_rule, lex_weight))
+            chart = latent_pass(self.latent, layout, allowed, lex)
             self.stats.latent_seconds += time.perf_counter() - t0
             self.stats.latent_flops += chart.flops
-            n = g.n_symbols
             marg = chart.marginals()
             trees = self._decode(layout, chart.keys // n, chart.keys % n, marg, sentences)
             still = []

@@ -249,8 +249,8 @@ def parameter_error(truth: LPCFG, model: LPCFG) -> float:
 
 def held_out_error(truth: LPCFG, model: LPCFG, n: int = 300, seed: int = 7) -> float:
     """Mean ``|log p_model(tree) - log p_truth(tree)|`` over ``n`` fresh samples of ``truth``."""
+    from lpcfg_cli.engine.trees import tree_scores
     from lpcfg_cli.grammar import compile_trees
-    from lpcfg_cli.inside_outside import tree_scores
 
     trees = sample_trees(truth, n, seed=seed)
     true_bank, _ = compile_trees(truth.grammar, trees)

@@ -91,13 +91,10 @@ def dev_scorer(
 ) -> Callable[[Any], float]:
     """A function giving a model's strict EVALB F1 on the dev trees in ``paths``.
 
-    The dev sentences are parsed with the real parser (``jobs`` worker processes, which load
-    the model from a temporary file) and scored with the real evaluator (skipped or failed
-    sentences count as wrong), as ``parse`` + ``evaluate`` would.
+    The dev sentences are parsed with the real parser (``jobs`` worker processes forked with
+    the model) and scored with the real evaluator (skipped or failed sentences count as
+    wrong), as ``parse`` + ``evaluate`` would.
     """
-    import os
-    import tempfile
-
     from lpcfg_cli.evalb import evaluate_lines
     from lpcfg_cli.parallel import parse_sentences
     from lpcfg_cli.trees import ROOT_LABELS, format_tree, words
@@ -111,18 +108,9 @@ def dev_scorer(
         gold.append(format_tree(tree, root="TOP"))
         sentences.append(words(tree))
 
-    def parse(path: str, model: Any) -> list[Any]:
-        return parse_sentences(path, model, sentences, prune=prune, jobs=jobs,
-                               max_length=max_length)[0]  # fmt: skip
-
     def score(model: Any) -> float:
-        if jobs > 1:  # workers load the model from a file
-            with tempfile.TemporaryDirectory(prefix="lpcfg-dev-") as tmp:
-                path = os.path.join(tmp, "model.npz")
-                model.save(path)
-                results = parse(path, model)
-        else:
-            results = parse("", model)
+        results = parse_sentences(model, sentences, prune=prune, jobs=jobs,
+                                  max_length=max_length)[0]  # fmt: skip
         test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
         return evaluate_lines(gold, test).all.figures()["strict_fmeasure"]
 

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import click
 from tqdm import tqdm
 
 from lpcfg_cli.commands.options import output_option
 from lpcfg_cli.config import config_option
-from lpcfg_cli.fileio import atomic_output, display_name, read_text
+from lpcfg_cli.fileio import atomic_output, display_name, iter_lines
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parallel import parse_sentences
+from lpcfg_cli.parallel import StreamParser
 from lpcfg_cli.trees import format_tree, read_treebank, words
 
 
-def _read_sentences(path: str, kind: str) -> list[list[str]]:
+def _read_sentences(path: str, kind: str) -> Iterator[list[str]]:
+    """Sentences of INPUT, read as they are needed (text) or all at once (trees)."""
     if kind == "trees":
-        return [words(rec.tree) for rec in read_treebank([path])]
-    text = read_text(path)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.split() for line in lines]
+        return iter([words(rec.tree) for rec in read_treebank([path])])
+    return (line.split() for line in iter_lines(path))
 
 
 @click.command(name="parse")
@@ -77,31 +76,27 @@ def command(
     """
     lpcfg = LPCFG.load(model)
     sentences = _read_sentences(input, input_kind)
+    stream = StreamParser(lpcfg, prune=prune, jobs=jobs, max_length=max_length)
     bar = tqdm(
-        total=len(sentences),
         desc="parse",
         unit="sent",
         disable=not progress,
         file=click.get_text_stream("stderr"),
         leave=False,
     )
-    with bar:
-        results, stats = parse_sentences(
-            model,
-            lpcfg,
-            sentences,
-            prune=prune,
-            jobs=jobs,
-            max_length=max_length,
-            progress=bar.update,
-        )
-    with atomic_output(output) as fh:
-        for res in results:
+    # Trees are written as their blocks finish: the first lines appear before the input
+    # ends, memory stays flat, and a file given with -o still appears only when complete.
+    with bar, atomic_output(output) as fh:
+        for res in stream.parse(sentences, progress=bar.update):
             fh.write((format_tree(res.tree, root="TOP") if res.tree is not None else "()") + "\n")
-    rate = len(sentences) / stats.seconds if stats.seconds > 0 else float("inf")
-    reasons = ", ".join(f"{n} {why}" for why, n in sorted(stats.reasons.items()))
+            if output == "-":
+                fh.flush()  # a pipeline downstream sees each tree as soon as it exists
+    stats = stream.stats
+    n = stats.sentences
+    rate = n / stats.seconds if stats.seconds > 0 else float("inf")
+    reasons = ", ".join(f"{k} {why}" for why, k in sorted(stats.reasons.items()))
     click.echo(
-        f"lpcfg: parsed {len(sentences)} sentences from {display_name(input)} in "
+        f"lpcfg: parsed {n} sentences from {display_name(input)} in "
         f"{stats.seconds:.1f} s ({rate:.1f} sentences/s), {stats.fallbacks} fallback"
         + (f" ({reasons})" if reasons else "")
         + (f", {stats.retries} retried with looser pruning" if stats.retries else ""),

@@ -5,10 +5,10 @@ maximises the likelihood of the skeletal trees.
 
 - Initialisation: the treebank PCFG split into ``m`` states with a seeded relative random
   perturbation, renormalised (``synthetic.split_model``), or an existing model (``init``).
-- E-step: inside-outside over the fixed training trees, batched over all nodes of all
-  trees of one height (bottom-up for inside, top-down for outside); the rule tensors are
-  applied with one padded batched product per group of rules (``inside_outside``). Each
-  node carries a log scale, so long trees neither underflow nor overflow.
+- E-step: inside-outside over the fixed training trees on the chart engine the parser uses
+  (``engine.trees``: the nodes of all trees are the items of one chart, so every span length
+  of the whole treebank is one batch of matrix products), in double precision; spans carry
+  log scales, so long trees neither underflow nor overflow.
 - M-step: expected counts normalised per (symbol, state).
 - Smoothing (optional, on by default): each rule's distribution for a state is pulled
   toward the average over the parent's states by ``smoothing`` (Petrov et al. 2006), and
@@ -26,15 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine.trees import TreeCharts, expected_counts, log_probabilities
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
-from lpcfg_cli.inside_outside import (
-    TreeBatches,
-    accumulate_outer,
-    rules_times,
-    tree_batches,
-    tree_inside,
-)
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.synthetic import split_model
@@ -77,41 +72,33 @@ class _EStep:
     root: np.ndarray | None = None
 
 
-def e_step(
-    params: Params, bank: CompiledTreebank, plan: TreeBatches, counts: bool = True
-) -> _EStep:
+class Trees:
+    """A compiled treebank prepared once for every E-step: its chart items and the rule
+    layout of the engine (parameters change every iteration, the layout does not)."""
+
+    def __init__(self, grammar: Grammar, bank: CompiledTreebank, m: int):
+        self.bank = bank
+        self.charts = TreeCharts.build(bank, grammar.n_symbols)
+        zeros = np.zeros((grammar.n_binary, m, m * m))
+        self.layout = LatentGrammar.from_arrays(
+            grammar.n_symbols, grammar.binary, zeros, np.zeros((grammar.n_lexical, m)),
+            grammar.lexical[:, 0], np.zeros((grammar.n_symbols, m)),
+        )  # fmt: skip
+
+    def grammar(self, params: Params) -> LatentGrammar:
+        return self.layout.with_parameters(params.binary, params.lexical, params.root)
+
+
+def e_step(params: Params, trees: Trees, counts: bool = True) -> _EStep:
     """Log-likelihood of the trees and (optionally) expected counts."""
-    m = params.lexical.shape[1]
-    alpha, ls = tree_inside(params.binary, params.lexical, bank, plan)
-    roots = plan.roots
-    pi = params.root[bank.symbol[roots]]
-    z_root = np.einsum("nh,nh->n", alpha[roots], pi)
-    with np.errstate(divide="ignore"):
-        loglik = float(np.sum(ls[roots] + np.log(z_root)))
+    g = trees.grammar(params)
     if not counts:
-        return _EStep(loglik)
-    if not np.all(z_root > 0):
-        raise LpcfgError("a training tree has probability zero under the model")
-    beta = np.zeros_like(alpha)
-    beta[roots] = pi / z_root[:, None]
-    c_binary = np.zeros_like(params.binary)
-    for nodes, rules in reversed(plan.levels):
-        left, right = bank.left[nodes], bank.right[nodes]
-        w = np.exp(ls[left] + ls[right] - ls[nodes])
-        bw = beta[nodes] * w[:, None]
-        wmat = rules_times(params.binary, rules, bw).reshape(-1, m, m)
-        beta[left] = np.einsum("nbc,nc->nb", wmat, alpha[right])
-        beta[right] = np.einsum("nbc,nb->nc", wmat, alpha[left])
-        # Expected counts of (h1, h2 h3) per rule: T .* sum_n bw_n (x) alpha_l (x) alpha_r.
-        z = (alpha[left][:, :, None] * alpha[right][:, None, :]).reshape(len(nodes), m * m)
-        accumulate_outer(c_binary, rules, bw, z)
-    c_binary *= params.binary
-    post = alpha[plan.pre] * beta[plan.pre]
-    c_lexical = np.zeros_like(params.lexical)
-    np.add.at(c_lexical, bank.lex[plan.pre], post)
-    c_root = np.zeros_like(params.root)
-    np.add.at(c_root, bank.symbol[roots], alpha[roots] * beta[roots])
-    return _EStep(loglik, c_binary, c_lexical, c_root)
+        return _EStep(float(log_probabilities(g, trees.charts)[0].sum()))
+    try:
+        c = expected_counts(g, trees.charts)
+    except ValueError as exc:
+        raise LpcfgError(str(exc)) from None
+    return _EStep(c.loglik, c.binary, c.lexical, c.root)
 
 
 def m_step(
@@ -190,8 +177,9 @@ def train_em(
     else:
         start = split_model(pcfg, states, noise=noise, seed=seed)
     params = Params.from_model(start)
-    plan = tree_batches(bank)
-    dev_plan = tree_batches(dev_bank) if dev_bank is not None and dev_bank.n_trees else None
+    m = int(params.lexical.shape[1])
+    plan = Trees(grammar, bank, m)
+    dev_plan = Trees(grammar, dev_bank, m) if dev_bank is not None and dev_bank.n_trees else None
     # The tied PCFG lexicon, as a per-symbol distribution over its words.
     prior = pcfg.lexical.copy()
     mass = np.bincount(grammar.lexical[:, 0], prior, minlength=grammar.n_symbols)
@@ -207,11 +195,11 @@ def train_em(
     stale = 0
     for it in range(1, iterations + 1):
         t0 = time.perf_counter()
-        stats = e_step(params, bank, plan)
+        stats = e_step(params, plan)
         params = m_step(grammar, stats, bank.n_trees, smoothing, prior, lexicon_smoothing)
         record: dict[str, Any] = {"iteration": it, "train_loglik": stats.loglik}
         if dev_plan is not None:
-            record["dev_loglik"] = e_step(params, dev_bank, dev_plan, counts=False).loglik
+            record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
         last = it == iterations
         converged = previous is not None and abs(stats.loglik - previous) <= tol * abs(previous)
         record["dev_f1"] = None

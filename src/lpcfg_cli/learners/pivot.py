@@ -42,10 +42,10 @@ import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
-from lpcfg_cli.inside_outside import accumulate_outer, apply_rules
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
 from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.products import accumulate_outer, apply_rules
 from lpcfg_cli.model import LPCFG
 
 PIVOT_INSIDE = (

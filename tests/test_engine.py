@@ -1,4 +1,4 @@
-"""Inside-outside against brute-force enumeration of trees and latent assignments."""
+"""The chart engine against brute-force enumeration of trees and latent assignments."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ import itertools
 import numpy as np
 import pytest
 
-from lpcfg_cli.chart import SpanLayout
-from lpcfg_cli.inside_outside import (
-    CoarseGrammar,
-    LatentGrammar,
-    coarse_marginals,
-    latent_marginals,
-)
+from lpcfg_cli.engine.coarse import coarse_posteriors
+from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
+from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 
 
@@ -89,10 +86,10 @@ def brute_force(model, words):
 
 
 def run_latent(model, sentences, dtype=np.float64):
+    """The latent pass over every item of the full chart."""
     g = model.grammar
     layout = SpanLayout([len(s) for s in sentences])
-    allowed = np.zeros((layout.n_spans, g.n_symbols), dtype=bool)
-    allowed[:, :] = True
+    keys = np.arange(layout.n_spans * g.n_symbols)
     spans, rules = [], []
     for s, words in enumerate(sentences):
         for t, w in enumerate(words):
@@ -100,7 +97,8 @@ def run_latent(model, sentences, dtype=np.float64):
                 spans.append(layout.base[1, s] + t)
                 rules.append(lx)
     lexical = (np.array(spans), np.array(rules), np.ones(len(rules)))
-    chart = latent_marginals(LatentGrammar.from_model(model, dtype), layout, allowed, lexical)
+    lg = LatentGrammar.from_model(model, dtype)
+    chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
     return layout, chart
 
 
@@ -149,7 +147,10 @@ def test_coarse_pass_matches_enumeration(seed):
             for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
                 lex[layout.base[1, s] + t, g.lexical[lx, 0]] += model.lexical_vector(lx)[0]
     coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.binary.copy())
-    mu, log_z = coarse_marginals(coarse, layout, lex, model.root.copy())
+    keys, values, log_z = coarse_posteriors(coarse, layout, lex, model.root.copy())
+    mu = np.zeros(layout.n_spans * g.n_symbols)
+    mu[keys] = values
+    mu = mu.reshape(layout.n_spans, g.n_symbols)
     for s, words in enumerate(sentences):
         z, expected = brute_force(model, words)
         assert np.exp(log_z[s]) == pytest.approx(z, rel=1e-9)

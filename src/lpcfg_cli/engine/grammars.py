@@ -1,0 +1,140 @@
+"""A model's parameters arranged for the chart passes.
+
+- ``CoarseGrammar``: the treebank PCFG (one state per symbol), its binary rules indexed by
+  left child, so that the coarse pass costs what the rules that can apply cost, not symbols
+  squared (a grammar of thousands of symbols stays fast).
+- ``LatentGrammar``: an L-PCFG's rule tensors grouped by their children ``(b, c)``: the split
+  sum ``z = sum_k alpha_b(i, k) (x) alpha_c(k, j)`` is shared by every rule ``a -> b c``, and
+  the stacked tensors of one group turn all spans of one length into a single matrix product.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lpcfg_cli.engine.scaling import FLUSH
+
+
+@dataclass
+class CoarseGrammar:
+    """A PCFG's binary rules sorted by (left child, right child)."""
+
+    n_symbols: int
+    left_ptr: np.ndarray  # (N + 1,) rules of left child b: left_ptr[b]:left_ptr[b + 1]
+    parent: np.ndarray  # (R,) in that order
+    right: np.ndarray
+    prob: np.ndarray
+    rule: np.ndarray  # (R,) original rule id
+
+    @classmethod
+    def build(cls, n_symbols: int, rules: np.ndarray, prob: np.ndarray) -> CoarseGrammar:
+        rules = np.asarray(rules, dtype=np.int64).reshape(-1, 3)
+        prob = np.asarray(prob, dtype=np.float64)
+        keep = prob > 0
+        idx = np.flatnonzero(keep)
+        order = idx[np.lexsort((rules[idx, 2], rules[idx, 1]))]
+        left = rules[order, 1]
+        ptr = np.searchsorted(left, np.arange(n_symbols + 1)).astype(np.int64)
+        return cls(n_symbols, ptr, rules[order, 0].copy(), rules[order, 2].copy(),
+                   prob[order].copy(), order)  # fmt: skip
+
+
+@dataclass
+class LatentGrammar:
+    """Rule tensors ``(M, M*M)`` (zero-padded to ``M`` states), grouped by children pair.
+
+    ``tensors[i]`` is rule ``rule_order[i]``; group ``g`` holds rows
+    ``group_ptr[g]:group_ptr[g + 1]``; ``pair_group[b * N + c]`` is the group of children
+    ``(b, c)`` or -1. ``stacked`` views the tensors as ``(R * M, M * M)``, so group ``g`` is the
+    contiguous block of rows ``group_ptr[g] * M : group_ptr[g + 1] * M``.
+    """
+
+    n_symbols: int
+    m: int
+    rules: np.ndarray  # (R, 3) in the grammar's order
+    rule_order: np.ndarray  # (R,)
+    rule_parent: np.ndarray  # (R,) parent symbol, sorted order
+    group_ptr: np.ndarray  # (G + 1,)
+    pair_group: np.ndarray  # (N * N,) int32
+    stacked: np.ndarray  # (R * M, M * M)
+    lexical: np.ndarray  # (L, M)
+    lexical_parent: np.ndarray  # (L,)
+    root: np.ndarray  # (N, M)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.stacked.dtype
+
+    @property
+    def flush(self) -> float:
+        """Flush threshold of the passes (0 in double precision)."""
+        return FLUSH if self.stacked.dtype == np.float32 else 0.0
+
+    @classmethod
+    def from_arrays(
+        cls,
+        n_symbols: int,
+        rules: np.ndarray,
+        tensors: np.ndarray,
+        lexical: np.ndarray,
+        lexical_parent: np.ndarray,
+        root: np.ndarray,
+        dtype: type = np.float64,
+    ) -> LatentGrammar:
+        """``tensors`` ``(R, M, M * M)``, ``lexical`` ``(L, M)``, ``root`` ``(N, M)``."""
+        rules = np.asarray(rules, dtype=np.int64).reshape(-1, 3)
+        r, m = tensors.shape[0], tensors.shape[1]
+        n = n_symbols
+        key = rules[:, 1] * n + rules[:, 2]
+        order = np.lexsort((rules[:, 0], key))
+        skey = key[order]
+        first = np.flatnonzero(np.r_[True, skey[1:] != skey[:-1]]) if r else np.zeros(0, int)
+        ptr = np.append(first, r).astype(np.int64)
+        pair_group = np.full(n * n, -1, dtype=np.int32)
+        pair_group[skey[first]] = np.arange(len(first), dtype=np.int32)
+        stacked = np.ascontiguousarray(tensors[order], dtype=dtype).reshape(r * m, m * m)
+        if dtype == np.float32:
+            stacked[np.abs(stacked) < FLUSH] = 0.0  # keep products out of subnormal range
+        return cls(
+            n, m, rules, order, rules[order, 0].copy(), ptr, pair_group, stacked,
+            np.ascontiguousarray(lexical, dtype=dtype), np.asarray(lexical_parent, np.int64),
+            np.ascontiguousarray(root, dtype=dtype),
+        )  # fmt: skip
+
+    @classmethod
+    def from_model(cls, model, dtype: type = np.float64) -> LatentGrammar:  # noqa: ANN001
+        """Arrange an ``LPCFG``'s parameters (per-symbol state counts padded to the largest)."""
+        g = model.grammar
+        m = model.max_states
+        if np.all(model.states == m):
+            tensors = model.binary.reshape(g.n_binary, m, m, m)
+        else:
+            tensors = np.zeros((g.n_binary, m, m, m))
+            for r in range(g.n_binary):
+                t = model.binary_tensor(r)
+                tensors[r, : t.shape[0], : t.shape[1], : t.shape[2]] = t
+        return cls.from_arrays(
+            g.n_symbols, g.binary, tensors.reshape(g.n_binary, m, m * m),
+            model.padded_lexical(), g.lexical[:, 0], model.padded_root(), dtype,
+        )  # fmt: skip
+
+    def with_parameters(
+        self, tensors: np.ndarray, lexical: np.ndarray, root: np.ndarray
+    ) -> LatentGrammar:
+        """The same rule layout with new parameters (EM reuses the grouping every iteration)."""
+        r, m = tensors.shape[0], self.m
+        stacked = np.ascontiguousarray(tensors[self.rule_order], dtype=self.dtype)
+        return LatentGrammar(
+            self.n_symbols, m, self.rules, self.rule_order, self.rule_parent, self.group_ptr,
+            self.pair_group, stacked.reshape(r * m, m * m),
+            np.ascontiguousarray(lexical, dtype=self.dtype), self.lexical_parent,
+            np.ascontiguousarray(root, dtype=self.dtype),
+        )  # fmt: skip
+
+    def unsort(self, counts: np.ndarray) -> np.ndarray:
+        """Per-rule arrays in grouped order back to the grammar's rule order."""
+        out = np.empty_like(counts)
+        out[self.rule_order] = counts
+        return out

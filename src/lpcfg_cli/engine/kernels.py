@@ -1,0 +1,438 @@
+"""Compiled rule kernels of the latent pass (numba, cached on disk).
+
+The unit of work is one span length and a chunk of its parent spans. For every parent span
+``p`` and children pair ``(b, c)`` that some rule ``a -> b c`` with an allowed parent item at
+``p`` uses (a *row*), the split sum ``z = sum_k w_k alpha_b(i, k) (x) alpha_c(k, j)`` is
+accumulated once; rows are laid out grouped by children pair, so that one matrix product per
+pair applies every rule of the pair to every span of the chunk:
+
+- inside: ``out = Z_g @ T_g^T`` (rows x ``k M``), added to the parents' inside vectors;
+- outside: ``W_g = B_g @ T_g`` with ``B`` the parents' outside vectors (rows x ``k M``), then per
+  split ``beta_b += W alpha_c`` and ``beta_c += W^T alpha_b``;
+- expected rule counts (EM): ``C_g += B_g^T @ Z_g``, times the tensors at the end.
+
+``T_g`` is the ``(k M, M * M)`` block of the stacked rule tensors of pair ``g``. Nearly all
+multiply-adds are in those products (BLAS); the loops here gather, sum outer products and
+scatter.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from lpcfg_cli.engine.scaling import normalise_span, split_weight
+
+
+@nb.njit(cache=True, nogil=True)
+def find_item(item_sym: np.ndarray, lo: int, hi: int, sym: int) -> int:
+    """Index of the item with symbol ``sym`` among items ``lo:hi`` (sorted), or -1."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        s = item_sym[mid]
+        if s < sym:
+            lo = mid + 1
+        elif s > sym:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
+def _grow(a: np.ndarray, n: int) -> np.ndarray:
+    if n < len(a):
+        return a
+    b = np.empty(2 * len(a) + 16, dtype=a.dtype)
+    b[: len(a)] = a
+    return b
+
+
+@nb.njit(cache=True, nogil=True)
+def enumerate_rows(p0, p1, length, base, span_sent, span_start, span_first, item_sym, sc,
+                   n_sym, pair_group, group_ptr, rule_parent, stamp, valid, rowidx):  # fmt: skip
+    """Rows ``(parent span, pair)`` of parents ``p0:p1`` (all of one ``length``) and their
+    entries ``(row, left item, right item, sc[left] + sc[right])``.
+
+    A pair is a row if some split has both children items with a finite scale and some rule
+    of the pair has its parent item at the span. Also returns the largest
+    ``sc[left] + sc[right]`` per parent span. ``stamp``, ``valid`` and ``rowidx`` are
+    per-pair scratch arrays (``stamp`` all < ``p0`` on entry).
+    """
+    row_p = np.empty(256, dtype=np.int64)
+    row_g = np.empty(256, dtype=np.int64)
+    ent_row = np.empty(1024, dtype=np.int32)
+    ent_x = np.empty(1024, dtype=np.int64)
+    ent_y = np.empty(1024, dtype=np.int64)
+    ent_pair = np.empty(1024, dtype=np.float64)
+    n = 0
+    e = 0
+    best = np.full(p1 - p0, -np.inf)
+    for p in range(p0, p1):
+        plo, phi = span_first[p], span_first[p + 1]
+        if plo == phi:
+            continue
+        s, i = span_sent[p], span_start[p]
+        top = -np.inf
+        for k in range(1, length):
+            lsp = base[k, s] + i
+            rsp = base[length - k, s] + i + k
+            pair = sc[lsp] + sc[rsp]
+            if pair == -np.inf:
+                continue
+            llo, lhi = span_first[lsp], span_first[lsp + 1]
+            rlo, rhi = span_first[rsp], span_first[rsp + 1]
+            for x in range(llo, lhi):
+                row = item_sym[x] * n_sym
+                for y in range(rlo, rhi):
+                    g = pair_group[row + item_sym[y]]
+                    if g < 0:
+                        continue
+                    if stamp[g] != p:
+                        stamp[g] = p
+                        ok = False
+                        for q in range(group_ptr[g], group_ptr[g + 1]):
+                            if find_item(item_sym, plo, phi, rule_parent[q]) >= 0:
+                                ok = True
+                                break
+                        valid[g] = ok
+                        if ok:
+                            row_p = _grow(row_p, n)
+                            row_g = _grow(row_g, n)
+                            row_p[n] = p
+                            row_g[n] = g
+                            rowidx[g] = n
+                            n += 1
+                    if valid[g]:
+                        if e >= len(ent_x):
+                            ent_row = _grow(ent_row, e)
+                            ent_x = _grow(ent_x, e)
+                            ent_y = _grow(ent_y, e)
+                            ent_pair = _grow(ent_pair, e)
+                        ent_row[e] = rowidx[g]
+                        ent_x[e] = x
+                        ent_y[e] = y
+                        ent_pair[e] = pair
+                        e += 1
+                        if pair > top:
+                            top = pair
+        best[p - p0] = top
+    return row_p[:n], row_g[:n], best, ent_row[:e], ent_x[:e], ent_y[:e], ent_pair[:e]
+
+
+@nb.njit(cache=True, nogil=True)
+def group_slots(row_g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Counting sort of rows by pair: (slot of each row, first slot of each pair (G + 1))."""
+    start = np.zeros(n_groups + 1, dtype=np.int64)
+    for g in row_g:
+        start[g + 1] += 1
+    for g in range(n_groups):
+        start[g + 1] += start[g]
+    fill = start[:-1].copy()
+    slot = np.empty(len(row_g), dtype=np.int64)
+    for r in range(len(row_g)):
+        g = row_g[r]
+        slot[r] = fill[g]
+        fill[g] += 1
+    return slot, start
+
+
+@nb.njit(cache=True, nogil=True)
+def plan_chunk(p0, p1, length, base, span_sent, span_start, span_first, item_sym, sc, n_sym,
+               pair_group, group_ptr, rule_parent, stamp, valid, rowidx):  # fmt: skip
+    """Rows and entries of a chunk, both grouped by children pair.
+
+    Returns (span of each slot, first slot of each pair, first entry of each pair, best pair
+    scale per parent span, entry slots, entry left items, entry right items, entry pair
+    scales). Working pair by pair keeps each pair's split sums in cache.
+    """
+    row_p, row_g, best, ent_row, ent_x, ent_y, ent_pair = enumerate_rows(
+        p0, p1, length, base, span_sent, span_start, span_first, item_sym, sc, n_sym,
+        pair_group, group_ptr, rule_parent, stamp, valid, rowidx)  # fmt: skip
+    n_groups = len(group_ptr) - 1
+    row_slot, gstart = group_slots(row_g, n_groups)
+    slot_p = np.empty(len(row_p), dtype=np.int64)
+    for r in range(len(row_p)):
+        slot_p[row_slot[r]] = row_p[r]
+    ne = len(ent_row)
+    estart = np.zeros(n_groups + 1, dtype=np.int64)
+    for e in range(ne):
+        estart[row_g[ent_row[e]] + 1] += 1
+    for g in range(n_groups):
+        estart[g + 1] += estart[g]
+    fill = estart[:-1].copy()
+    e_slot = np.empty(ne, dtype=np.int64)
+    e_x = np.empty(ne, dtype=np.int64)
+    e_y = np.empty(ne, dtype=np.int64)
+    e_pair = np.empty(ne, dtype=np.float64)
+    for e in range(ne):
+        r = ent_row[e]
+        t = fill[row_g[r]]
+        fill[row_g[r]] += 1
+        e_slot[t] = row_slot[r]
+        e_x[t] = ent_x[e]
+        e_y[t] = ent_y[e]
+        e_pair[t] = ent_pair[e]
+    return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair
+
+
+@nb.njit(cache=True, nogil=True, fastmath=True)
+def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush):  # noqa: ANN001
+    """``z[slot - lo] += w alpha_x (x) alpha_y`` for entries ``e0:e1`` (arrays' precision)."""
+    m = alpha.shape[1]
+    wbuf = np.empty(1, dtype=alpha.dtype)
+    for e in range(e0, e1):
+        w = weight[e]
+        if w == 0.0 or w < flush:
+            continue
+        wbuf[0] = w
+        wv = wbuf[0]
+        zr = z[e_slot[e] - lo]
+        ax = alpha[e_x[e]]
+        ay = alpha[e_y[e]]
+        for h2 in range(m):
+            v = wv * ax[h2]
+            off = h2 * m
+            for h3 in range(m):
+                zr[off + h3] += v * ay[h3]
+
+
+@nb.njit(cache=True, nogil=True, fastmath=True)
+def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight):  # noqa: ANN001
+    """``beta_x += w W alpha_y`` and ``beta_y += w W^T alpha_x``, ``W = wmat[slot - lo]``."""
+    m = alpha.shape[1]
+    wbuf = np.empty(1, dtype=alpha.dtype)
+    for e in range(e0, e1):
+        w = weight[e]
+        if w == 0.0:
+            continue
+        wbuf[0] = w
+        wv = wbuf[0]
+        wm = wmat[e_slot[e] - lo]
+        x, y = e_x[e], e_y[e]
+        ax, ay, bx, by = alpha[x], alpha[y], beta[x], beta[y]
+        for h2 in range(m):
+            off = h2 * m
+            acc = wv - wv
+            for h3 in range(m):
+                acc += wm[off + h3] * ay[h3]
+            bx[h2] += wv * acc
+        for h2 in range(m):
+            v = wv * ax[h2]
+            off = h2 * m
+            for h3 in range(m):
+                by[h3] += v * wm[off + h3]
+
+
+@nb.njit(cache=True, nogil=True)
+def _weights(e_slot, e_pair, slot_p, ref, offset):  # noqa: ANN001
+    """``exp(pair - ref[parent span - offset])`` per entry (0 where either is -inf)."""
+    w = np.empty(len(e_slot))
+    for e in range(len(e_slot)):
+        w[e] = split_weight(e_pair[e], ref[slot_p[e_slot[e]] - offset])
+    return w
+
+
+@nb.njit(cache=True, nogil=True)
+def _largest_group(gstart, group_ptr):  # noqa: ANN001
+    rows, rules = 0, 0
+    for g in range(len(gstart) - 1):
+        if gstart[g + 1] > gstart[g]:
+            rows = max(rows, gstart[g + 1] - gstart[g])
+            rules = max(rules, group_ptr[g + 1] - group_ptr[g])
+    return rows, rules
+
+
+# A pair's rules are applied with one product when at least this share of its (row, rule)
+# combinations has a parent item; otherwise rule by rule on the rows that have one (observed
+# trees have one parent per span, so a pair of k rules would do k times the work).
+DENSE_SHARE = 0.75
+
+
+@nb.njit(cache=True, nogil=True)
+def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent):  # noqa: ANN001
+    """``pit[r - lo, q - q0]`` = parent item of rule ``q`` at the span of slot ``r`` (or -1);
+    returns how many exist."""
+    found = 0
+    for r in range(lo, hi):
+        p = slot_p[r]
+        plo, phi = span_first[p], span_first[p + 1]
+        for q in range(q0, q1):
+            it = find_item(item_sym, plo, phi, rule_parent[q])
+            pit[r - lo, q - q0] = it
+            if it >= 0:
+                found += 1
+    return found
+
+
+@nb.njit(cache=True, nogil=True)
+def inside_chunk(p0, p1, span_first, item_sym, sc, group_ptr, rule_parent, stacked, alpha, flush,
+                 slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair):  # fmt: skip
+    """Inside vectors and scales of the items of parent spans ``p0:p1``; returns flops."""
+    m = alpha.shape[1]
+    mm = m * m
+    n_groups = len(group_ptr) - 1
+    weight = _weights(e_slot, e_pair, slot_p, best, p0)
+    rows, rules = _largest_group(gstart, group_ptr)
+    zbuf = np.empty(rows * mm, dtype=alpha.dtype)
+    gbuf = np.empty(rows * mm, dtype=alpha.dtype)
+    obuf = np.empty(rows * rules * m, dtype=alpha.dtype)
+    pbuf = np.empty(rows * rules, dtype=np.int64)
+    products = 0
+    for g in range(n_groups):
+        lo, hi = gstart[g], gstart[g + 1]
+        if lo == hi:
+            continue
+        n = hi - lo
+        q0, q1 = group_ptr[g], group_ptr[g + 1]
+        k = q1 - q0
+        z = zbuf[: n * mm].reshape((n, mm))
+        z[:] = 0.0
+        _outer_sums(z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, flush)
+        pit = pbuf[: n * k].reshape((n, k))
+        found = _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+        if found >= DENSE_SHARE * n * k:
+            out = obuf[: n * k * m].reshape((n, k * m))
+            np.dot(z, stacked[q0 * m : q1 * m].T, out)
+            products += n * k
+            for r in range(n):
+                for j in range(k):
+                    it = pit[r, j]
+                    if it >= 0:
+                        for h in range(m):
+                            alpha[it, h] += out[r, j * m + h]
+            continue
+        for j in range(k):
+            c = 0
+            for r in range(n):
+                if pit[r, j] >= 0:
+                    gbuf[c * mm : (c + 1) * mm] = z[r]
+                    c += 1
+            if c == 0:
+                continue
+            out = obuf[: c * m].reshape((c, m))
+            np.dot(gbuf[: c * mm].reshape((c, mm)), stacked[(q0 + j) * m : (q0 + j + 1) * m].T,
+                   out)  # fmt: skip
+            products += c
+            c = 0
+            for r in range(n):
+                it = pit[r, j]
+                if it >= 0:
+                    for h in range(m):
+                        alpha[it, h] += out[c, h]
+                    c += 1
+    for p in range(p0, p1):
+        plo, phi = span_first[p], span_first[p + 1]
+        if plo == phi:
+            continue
+        top = best[p - p0]
+        if top == -np.inf:
+            sc[p] = -np.inf
+            for it in range(plo, phi):
+                alpha[it, :] = 0.0
+            continue
+        sc[p] = top + normalise_span(alpha, plo, phi, flush)
+    return 2 * products * m**3 + 2 * len(e_slot) * mm
+
+
+@nb.njit(cache=True, nogil=True)
+def outside_chunk(span_first, item_sym, sc, group_ptr, rule_parent, stacked, alpha, beta, counts,
+                  want_counts, slot_p, gstart, estart, e_slot, e_x, e_y, e_pair):  # fmt: skip
+    """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
+    complete); with ``want_counts`` adds ``B^T Z`` per pair to ``counts`` ((R M, M M),
+    grouped order). Returns flops."""
+    m = alpha.shape[1]
+    mm = m * m
+    n_groups = len(group_ptr) - 1
+    weight = _weights(e_slot, e_pair, slot_p, sc, 0)
+    rows, rules = _largest_group(gstart, group_ptr)
+    bbuf = np.empty(rows * rules * m, dtype=alpha.dtype)
+    wbuf = np.empty(rows * mm, dtype=alpha.dtype)
+    tbuf = np.empty(rows * mm, dtype=alpha.dtype)
+    zbuf = np.empty(rows * mm if want_counts else 0, dtype=alpha.dtype)
+    gbuf = np.empty(rows * mm if want_counts else 0, dtype=alpha.dtype)
+    pbuf = np.empty(rows * rules, dtype=np.int64)
+    products = 0
+    for g in range(n_groups):
+        lo, hi = gstart[g], gstart[g + 1]
+        if lo == hi:
+            continue
+        n = hi - lo
+        q0, q1 = group_ptr[g], group_ptr[g + 1]
+        k = q1 - q0
+        pit = pbuf[: n * k].reshape((n, k))
+        found = _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+        nonzero = False
+        for r in range(n):
+            for j in range(k):
+                it = pit[r, j]
+                if it >= 0:
+                    for h in range(m):
+                        if beta[it, h] != 0.0:
+                            nonzero = True
+        if not nonzero:
+            continue
+        z = zbuf[: n * mm].reshape((n, mm)) if want_counts else zbuf[:0].reshape((0, mm))
+        if want_counts:
+            z[:] = 0.0
+            _outer_sums(z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, 0.0)
+        wmat = wbuf[: n * mm].reshape((n, mm))
+        if found >= DENSE_SHARE * n * k:
+            b = bbuf[: n * k * m].reshape((n, k * m))
+            for r in range(n):
+                for j in range(k):
+                    it = pit[r, j]
+                    for h in range(m):
+                        b[r, j * m + h] = beta[it, h] if it >= 0 else 0.0
+            np.dot(b, stacked[q0 * m : q1 * m], wmat)
+            products += n * k
+            if want_counts:
+                counts[q0 * m : q1 * m] += np.dot(b.T, z)
+        else:
+            wmat[:] = 0.0
+            for j in range(k):
+                c = 0
+                for r in range(n):
+                    it = pit[r, j]
+                    if it >= 0:
+                        for h in range(m):
+                            bbuf[c * m + h] = beta[it, h]
+                        if want_counts:
+                            gbuf[c * mm : (c + 1) * mm] = z[r]
+                        c += 1
+                if c == 0:
+                    continue
+                bq = bbuf[: c * m].reshape((c, m))
+                tq = stacked[(q0 + j) * m : (q0 + j + 1) * m]
+                part = tbuf[: c * mm].reshape((c, mm))
+                np.dot(bq, tq, part)
+                products += c
+                c = 0
+                for r in range(n):
+                    if pit[r, j] >= 0:
+                        wmat[r] += part[c]
+                        c += 1
+                if want_counts:
+                    counts[(q0 + j) * m : (q0 + j + 1) * m] += np.dot(
+                        bq.T, gbuf[: c * mm].reshape((c, mm)))  # fmt: skip
+        _outside_entries(beta, alpha, wmat, lo, estart[g], estart[g + 1], e_slot, e_x, e_y,
+                         weight)  # fmt: skip
+    return 2 * products * m**3 + 4 * len(e_slot) * mm
+
+
+@nb.njit(cache=True, nogil=True)
+def normalise_spans(values, sc, span_first, s0, s1, flush):  # noqa: ANN001
+    """Normalise the items of spans ``s0:s1`` (scale added to ``sc``)."""
+    for s in range(s0, s1):
+        lo, hi = span_first[s], span_first[s + 1]
+        if lo < hi:
+            sc[s] += normalise_span(values, lo, hi, flush)
+
+
+@nb.njit(cache=True, nogil=True)
+def flush_rows(values, lo, hi, threshold):  # noqa: ANN001
+    """Set entries of rows ``lo:hi`` below ``threshold`` in absolute value to zero."""
+    for i in range(lo, hi):
+        for h in range(values.shape[1]):
+            if abs(values[i, h]) < threshold:
+                values[i, h] = 0.0

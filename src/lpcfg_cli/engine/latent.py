@@ -1,0 +1,122 @@
+"""The latent pass: inside-outside of an L-PCFG over the allowed items of a chart.
+
+Items ``(span, symbol)`` are given by the caller (the coarse pass's survivors when parsing,
+the nodes of observed trees for EM and tree scores). Span lengths are processed bottom-up
+(inside) and top-down (outside), each length in chunks of parent spans by the compiled
+kernels (``kernels``), which put nearly all multiply-adds into one matrix product per
+children pair and chunk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lpcfg_cli.engine import kernels as k
+from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.engine.result import Chart
+from lpcfg_cli.engine.scaling import FLUSH, log_value
+
+# Parent spans per kernel call: bounds the split-sum buffer (rows x M * M floats).
+CHUNK_SPANS = 2048
+
+
+def latent_pass(
+    g: LatentGrammar,
+    layout: SpanLayout,
+    keys: np.ndarray,
+    lexical: tuple[np.ndarray, np.ndarray, np.ndarray],
+    *,
+    outside: bool = True,
+    counts: bool = False,
+) -> Chart:
+    """Inside (and outside) vectors of the items ``keys`` (sorted ``span * N + symbol``).
+
+    ``lexical``: (item index, lexical rule, weight) triples; the weighted lexical vectors are
+    summed into the pre-terminal items. With ``counts`` the chart also holds expected rule
+    counts ``(R, M, M * M)`` in the grammar's rule order (EM's E-step; they need ``outside``).
+    """
+    n_sym, m = g.n_symbols, g.m
+    keys = np.asarray(keys, dtype=np.int64)
+    item_span, item_sym = keys // n_sym, keys % n_sym
+    span_first = np.searchsorted(item_span, np.arange(layout.n_spans + 1)).astype(np.int64)
+    dtype, flush = g.dtype, g.flush
+    alpha = np.zeros((len(keys), m), dtype=dtype)
+    sc = np.zeros(layout.n_spans)
+    item, rule, weight = lexical
+    if len(rule):
+        np.add.at(alpha, item, (g.lexical[rule] * np.asarray(weight)[:, None]).astype(dtype))
+    if layout.max_length:
+        blk = layout.block(1)
+        k.normalise_spans(alpha, sc, span_first, blk.start, blk.stop, flush)
+    n_groups = len(g.group_ptr) - 1
+    stamp = np.full(n_groups, -1, dtype=np.int64)
+    valid = np.zeros(n_groups, dtype=np.bool_)
+    rowidx = np.zeros(n_groups, dtype=np.int64)
+    flops = 0
+    plans = []  # per chunk, kept for the outside pass
+    for length in range(2, layout.max_length + 1):
+        blk = layout.block(length)
+        for p0 in range(blk.start, blk.stop, CHUNK_SPANS):
+            p1 = min(blk.stop, p0 + CHUNK_SPANS)
+            plan = k.plan_chunk(p0, p1, length, layout.base, layout.span_sent, layout.span_start,
+                                span_first, item_sym, sc, n_sym, g.pair_group, g.group_ptr,
+                                g.rule_parent, stamp, valid, rowidx)  # fmt: skip
+            flops += k.inside_chunk(p0, p1, span_first, item_sym, sc, g.group_ptr, g.rule_parent,
+                                    g.stacked, alpha, flush, *plan)  # fmt: skip
+            if outside:
+                plans.append((length, plan))
+
+    roots = layout.root_spans()
+    log_z = np.full(len(roots), -np.inf)
+    z = np.zeros(len(roots))
+    for s, span in enumerate(roots):
+        if span >= 0:
+            lo, hi = span_first[span], span_first[span + 1]
+            z[s] = float(np.einsum("ih,ih->", alpha[lo:hi], g.root[item_sym[lo:hi]],
+                                   dtype=np.float64))  # fmt: skip
+    ok = roots >= 0
+    log_z[ok] = log_value(z[ok], sc[roots[ok]])
+    chart = Chart(keys, alpha, None, sc, log_z, span_first, flops=flops)
+    if not outside:
+        return chart
+
+    beta = np.zeros_like(alpha)
+    for s, span in enumerate(roots):
+        if span >= 0 and np.isfinite(log_z[s]):
+            lo, hi = span_first[span], span_first[span + 1]
+            beta[lo:hi] = g.root[item_sym[lo:hi]] / z[s]
+    top = float(np.abs(beta).max(initial=0.0))
+    rule_counts = np.zeros((g.stacked.shape[0] if counts else 0, m * m), dtype=dtype)
+    flushed = layout.max_length + 1
+    for length, (slot_p, gstart, estart, _, e_slot, e_x, e_y, e_pair) in reversed(plans):
+        if flush and length < flushed:
+            blk = layout.block(length)
+            k.flush_rows(beta, span_first[blk.start], span_first[blk.stop], flush * top)
+            flushed = length
+        flops += k.outside_chunk(span_first, item_sym, sc, g.group_ptr, g.rule_parent, g.stacked,
+                                 alpha, beta, rule_counts, counts, slot_p, gstart, estart,
+                                 e_slot, e_x, e_y, e_pair)  # fmt: skip
+    chart.beta = beta
+    chart.flops = flops
+    if counts:
+        r = len(g.rule_order)
+        c = rule_counts.reshape(r, m, m * m) * g.stacked.reshape(r, m, m * m)
+        chart.rule_counts = g.unsort(c)
+    return chart
+
+
+def lexical_items(
+    g: LatentGrammar, layout: SpanLayout, keys: np.ndarray, lexical: tuple[np.ndarray, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(span, lexical rule, weight) triples -> (item, rule, weight), dropping rules whose
+    pre-terminal item is not in ``keys``."""
+    span, rule, weight = lexical
+    want = np.asarray(span, dtype=np.int64) * g.n_symbols + g.lexical_parent[rule]
+    pos = np.searchsorted(keys, want)
+    pos = np.minimum(pos, max(len(keys) - 1, 0))
+    ok = (len(keys) > 0) & (keys[pos] == want) if len(keys) else np.zeros(len(want), bool)
+    return pos[ok], np.asarray(rule)[ok], np.asarray(weight)[ok]
+
+
+__all__ = ["CHUNK_SPANS", "FLUSH", "latent_pass", "lexical_items"]
