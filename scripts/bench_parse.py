@@ -1,81 +1,187 @@
 #!/usr/bin/env python3
-"""Parser benchmark on the standard test split (wsj_0175-0199).
+"""Parser benchmark on the standard test split (wsj_0175-0199), side by side in one run.
 
-Trains the PCFG on the train split, builds an m-state latent model from it (the PCFG split
-into m noisy states: same accuracy, the cost of a real m-state model), parses the test
-sentences with each, and reports sentences/s, the multiply-adds of the latent
-inside-outside, the GFLOP/s they ran at, and numpy's dense matrix-product rate on this
-machine in the same run (their ratio is the efficiency figure).
+Measures, for the chart-engine issue's acceptance figures:
 
-    python scripts/bench_parse.py --data data --states 16
+1. each model given with --models: whole `lpcfg parse` commands (start-up and model loading
+   included, one process and --jobs 2), sentences/s, strict and EVALB F1, peak memory;
+   with --berkeley, the Berkeley parser's 6-cycle grammar timed in the same run (its
+   parse.sh) and the ratio;
+2. --jobs 2 against --jobs 1;
+3. the latent inside-outside's rate in the parser (multiply-adds of the rule products, as
+   the engine counts them) against numpy's float32 matrix-product rate on this machine,
+   measured in the same run with one BLAS thread (what one parsing process uses) and with
+   all cores;
+4. with --large, a treebank PCFG of over a thousand symbols (the training split binarized
+   with --vertical 2 --horizontal 2) parsing the test split;
+5. with --berkeley, the 249-word sentence of the sample (training tree 1855) with both
+   parsers, on the first model.
+
+    python scripts/bench_parse.py --data data --models models/em.npz,models/spectral.npz \\
+        --berkeley ../shared/bench/berkeley --large
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.binarize import BinarizeOptions
+from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.parser import Parser
-from lpcfg_cli.synthetic import split_model
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.parallel import parse_sentences
 from lpcfg_cli.training import prepare
+from lpcfg_cli.trees import read_treebank, words
 
 
-def gemm_gflops(dtype: type, n: int = 1024, repeat: int = 5) -> float:
-    """Rate numpy reaches on a dense matrix product."""
+def gemm_gflops(dtype: type, n: int = 1024, seconds: float = 1.0) -> float:
+    """Rate numpy reaches on a dense ``n x n`` matrix product."""
     rng = np.random.default_rng(0)
     a, b = rng.random((n, n)).astype(dtype), rng.random((n, n)).astype(dtype)
     a @ b
-    t0 = time.perf_counter()
-    for _ in range(repeat):
+    reps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
         a @ b
-    return 2 * n**3 * repeat / (time.perf_counter() - t0) / 1e9
+        reps += 1
+    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """Run ``command``; returns (wall seconds, peak resident memory in MB)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"bench_parse: {' '.join(command)} failed:\n{err}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def lpcfg(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lpcfg_cli", *args]
+
+
+def f1(gold: Path, test: Path) -> tuple[float, float]:
+    """(EVALB F1, strict F1) of ``test`` against ``gold``."""
+    res = evaluate_lines(gold.read_text().splitlines(), test.read_text().splitlines())
+    fig = res.all.figures()
+    return fig["fmeasure"], fig["strict_fmeasure"]
+
+
+def berkeley(folder: Path, words_file: Path, out: Path) -> float:
+    """Seconds the Berkeley parser's parse.sh takes (JVM start-up and grammar included)."""
+    t0 = time.perf_counter()
+    subprocess.run(["bash", str(folder / "parse.sh"), str(words_file), str(out)], check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+    return time.perf_counter() - t0
+
+
+def efficiency(model_path: str, sentences: list[list[str]]) -> dict:
+    """The latent pass's rate inside one parsing process (one BLAS thread)."""
+    model = LPCFG.load(model_path)
+    parse_sentences(model, sentences[:5])  # compiled kernels loaded, caches warm
+    _, stats = parse_sentences(model, sentences)
+    rate = stats.latent_flops / stats.latent_seconds / 1e9 if stats.latent_seconds else 0.0
+    return {"latent_gflop": stats.latent_flops / 1e9, "latent_seconds": stats.latent_seconds,
+            "coarse_seconds": stats.coarse_seconds, "parse_seconds": stats.seconds,
+            "latent_gflops": rate}  # fmt: skip
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="data", help="folder written by `make data`")
-    ap.add_argument("--states", type=int, default=16)
-    ap.add_argument("--prune", type=float, default=1e-5)
-    ap.add_argument("--limit", type=int, default=0, help="parse only the first N sentences")
+    ap.add_argument("--models", default="", help="comma-separated model files to time")
+    ap.add_argument("--berkeley", default=None, help="folder with parse.sh and its grammars")
+    ap.add_argument("--large", action="store_true", help="also time a >1,000-symbol PCFG")
+    ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "train.mrg").exists():
         print(f"bench_parse: {data}/train.mrg missing: run `make data` first", file=sys.stderr)
         return 2
-    sentences = [line.split() for line in (data / "test.txt").read_text().splitlines()]
-    if args.limit:
-        sentences = sentences[: args.limit]
-    prep = prepare([str(data / "train.mrg")], BinarizeOptions())
-    pcfg = train_pcfg(prep.grammar, prep.bank, {})
-    rows = []
-    for name, model in (("pcfg", pcfg), (f"m={args.states}", split_model(pcfg, args.states))):
-        parser = Parser(model, prune=args.prune)
-        t0 = time.perf_counter()
-        results = parser.parse(sentences)
-        dt = time.perf_counter() - t0
-        rows.append((name, len(results), dt, parser.stats))
-    # The latent pass runs in float32: that is the peak to compare it with.
-    peak64, peak32 = gemm_gflops(np.float64), gemm_gflops(np.float32)
-    print(f"numpy dense matmul: {peak64:.1f} GFLOP/s float64, {peak32:.1f} GFLOP/s float32")
-    for name, n, dt, st in rows:
-        line = (
-            f"{name:>6}: {n} sentences in {dt:.1f} s = {n / dt:.2f} sentences/s, "
-            f"{st.fallbacks} fallbacks; coarse pass {st.coarse_seconds:.1f} s"
-        )
-        if st.latent_flops:
-            rate = st.latent_flops / st.latent_seconds / 1e9
-            line += (
-                f"; latent pass {st.latent_seconds:.1f} s, {st.latent_flops / 1e9:.1f} GFLOP "
-                f"(2 x multiply-adds) at {rate:.2f} GFLOP/s = {rate / peak32:.3f} of float32 "
-                "matmul"
-            )
+    test_txt, test_mrg = data / "test.txt", data / "test.mrg"
+    sentences = [line.split() for line in test_txt.read_text().splitlines()]
+    n = len(sentences)
+    out: dict = {"sentences": n}
+    tmp = Path(tempfile.mkdtemp(prefix="lpcfg-bench-"))
+    with threadpool_limits(1):
+        out["gemm32_1thread"] = gemm_gflops(np.float32)
+    out["gemm32_all"] = gemm_gflops(np.float32)
+    print(f"numpy float32 matmul: {out['gemm32_1thread']:.1f} GFLOP/s on one thread, "
+          f"{out['gemm32_all']:.1f} on {os.cpu_count()} cores")
+    if args.berkeley:
+        seconds = berkeley(Path(args.berkeley), test_txt, tmp / "berkeley.out")
+        out["berkeley"] = {"seconds": seconds, "rate": n / seconds,
+                           "f1": f1(test_mrg, tmp / "berkeley.out")}  # fmt: skip
+        print(f"berkeley sm6: {n} sentences in {seconds:.2f} s = {n / seconds:.1f} "
+              f"sentences/s, strict F1 {out['berkeley']['f1'][1]:.2f}")
+    models = [m for m in args.models.split(",") if m]
+    out["models"] = {}
+    for path in models:
+        row: dict = {}
+        for jobs in (1, 2):
+            parsed = tmp / f"{Path(path).stem}.j{jobs}"
+            seconds, rss = timed(lpcfg("parse", path, str(test_txt), "-o", str(parsed),
+                                       "--jobs", str(jobs), "--no-progress"))  # fmt: skip
+            row[f"jobs{jobs}"] = {"seconds": seconds, "rate": n / seconds, "max_rss_mb": rss,
+                                  "f1": f1(test_mrg, parsed)}  # fmt: skip
+        row["jobs_speedup"] = row["jobs1"]["seconds"] / row["jobs2"]["seconds"]
+        row["same_output"] = (tmp / f"{Path(path).stem}.j1").read_bytes() == (
+            tmp / f"{Path(path).stem}.j2").read_bytes()  # fmt: skip
+        row.update(efficiency(path, sentences))
+        line = (f"{path}: --jobs 1 {row['jobs1']['rate']:.1f} sentences/s "
+                f"({row['jobs1']['seconds']:.2f} s, {row['jobs1']['max_rss_mb']:.0f} MB), "
+                f"--jobs 2 {row['jobs2']['rate']:.1f} ({row['jobs_speedup']:.2f}x), "
+                f"EVALB F1 {row['jobs1']['f1'][0]:.2f} strict {row['jobs1']['f1'][1]:.2f}; "
+                f"latent pass {row['latent_gflop']:.1f} GFLOP in {row['latent_seconds']:.2f} s "
+                f"= {row['latent_gflops']:.1f} GFLOP/s = "
+                f"{row['latent_gflops'] / out['gemm32_1thread']:.3f} of one-thread and "
+                f"{row['latent_gflops'] / out['gemm32_all']:.3f} of all-core float32 matmul; "
+                f"coarse pass {row['coarse_seconds']:.2f} s")  # fmt: skip
+        if args.berkeley:
+            row["vs_berkeley"] = row["jobs1"]["rate"] / out["berkeley"]["rate"]
+            line += f"; {row['vs_berkeley']:.2f}x Berkeley"
         print(line)
+        out["models"][path] = row
+    if args.berkeley and models:
+        trees = read_treebank([str(data / "train.mrg")])
+        longest = max((words(r.tree) for r in trees), key=len)
+        long_txt = tmp / "long.txt"
+        long_txt.write_text(" ".join(longest) + "\n")
+        b = berkeley(Path(args.berkeley), long_txt, tmp / "long.berkeley")
+        ours, _ = timed(lpcfg("parse", models[0], str(long_txt), "-o", str(tmp / "long.out"),
+                              "--no-progress"))  # fmt: skip
+        out["long_sentence"] = {"words": len(longest), "berkeley": b, "lpcfg": ours}
+        print(f"{len(longest)}-word sentence: berkeley {b:.2f} s, lpcfg ({models[0]}) "
+              f"{ours:.2f} s = {ours / b:.2f}x")
+    if args.large:
+        opts = BinarizeOptions(vertical=2, horizontal=2)
+        prep = prepare([str(data / "train.mrg")], opts)
+        pcfg = train_pcfg(prep.grammar, prep.bank, {})
+        path = tmp / "large.npz"
+        pcfg.save(path)
+        g = prep.grammar
+        seconds, rss = timed(lpcfg("parse", str(path), str(test_txt), "-o",
+                                   str(tmp / "large.out"), "--no-progress"))  # fmt: skip
+        out["large"] = {"symbols": g.n_symbols, "binary_rules": g.n_binary,
+                        "seconds": seconds, "rate": n / seconds, "max_rss_mb": rss,
+                        "f1": f1(test_mrg, tmp / "large.out")}  # fmt: skip
+        print(f"PCFG --vertical 2 --horizontal 2: {g.n_symbols} symbols, {g.n_binary} binary "
+              f"rules: {n / seconds:.1f} sentences/s ({seconds:.2f} s, {rss:.0f} MB), strict "
+              f"F1 {out['large']['f1'][1]:.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
     return 0
 
 

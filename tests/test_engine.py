@@ -219,3 +219,53 @@ def test_sentence_probability_equals_sum_over_sampled_trees():
     total = sum(tree_prob(t) for t in distinct)
     _, chart = run_latent(model, [list(sentence)])
     assert total == pytest.approx(np.exp(chart.log_z[0]), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_pruned_chart_matches_enumeration_over_the_allowed_trees(seed):
+    """The latent pass over a subset of the items (as coarse-to-fine pruning leaves it)
+    sums exactly the trees whose every item is allowed; a pair of children whose rules
+    have no parent item left is skipped, one whose rules have only some is applied to those."""
+    model = random_lpcfg(n_inter=4, n_pre=2, n_words=4, states=2, rules_per_symbol=6,
+                         words_per_tag=3, seed=seed)  # fmt: skip
+    g = model.grammar
+    rng = np.random.default_rng(seed)
+    sentences = [s for s in short_sentences(model, 30, 5, seed) if len(s) >= 3][:3]
+    assert sentences
+    layout = SpanLayout([len(s) for s in sentences])
+    every = np.arange(layout.n_spans * g.n_symbols)
+    one_word = layout.span_len[every // g.n_symbols] == 1
+    keys = every[one_word | (rng.random(len(every)) < 0.7)]
+    spans, rules = [], []
+    for s, words in enumerate(sentences):
+        for t, w in enumerate(words):
+            for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
+                spans.append(layout.base[1, s] + t)
+                rules.append(lx)
+    lexical = (np.array(spans), np.array(rules), np.ones(len(rules)))
+    lg = LatentGrammar.from_model(model)
+    chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
+    marg = chart.marginals()
+    allowed = set(keys.tolist())
+    for s, words in enumerate(sentences):
+        def item_key(item, s=s):
+            a, i, j = item
+            return int((layout.base[j - i, s] + i) * g.n_symbols + a)
+
+        z, mu = 0.0, {}
+        for tree, items in labelled_trees(model, 0, len(words), words):
+            root = items[-1][0]
+            if model.root_vector(root).sum() == 0 or any(item_key(t) not in allowed
+                                                          for t in items):  # fmt: skip
+                continue
+            p = tree_prob_by_assignments(model, tree, root)
+            z += p
+            for item in items:
+                mu[item_key(item)] = mu.get(item_key(item), 0.0) + p
+        if z == 0:
+            assert not np.isfinite(chart.log_z[s])
+            continue
+        assert np.exp(chart.log_z[s]) == pytest.approx(z, rel=1e-9)
+        got = dict(zip(chart.keys.tolist(), marg, strict=True))
+        for key, v in mu.items():
+            assert got[key] == pytest.approx(v / z, rel=1e-9, abs=1e-12)

@@ -1,0 +1,104 @@
+"""`parse` streams: bounded look-ahead, early output, sharding, workers that agree."""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+
+import pytest
+
+from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.learners.em import train_em
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.parallel import BLOCK, StreamParser
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.trees import format_tree
+
+
+def lpcfg(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lpcfg_cli", *args]
+
+
+@pytest.fixture(scope="module")
+def latent(tmp_path_factory):
+    """A 2-state EM model (so the latent pass runs) and 250 held-out sentences."""
+    d = tmp_path_factory.mktemp("stream")
+    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
+                         words_per_tag=8, seed=3)  # fmt: skip
+    trees = sample_trees(truth, 750, seed=4)
+    grammar, bank = build_grammar(trees[:500])
+    model = train_em(grammar, bank, states=2, iterations=2, seed=1)
+    model.save(d / "m.npz")
+    (d / "test.txt").write_text("".join(" ".join(t.leaves()) + "\n" for t in trees[500:]))
+    (d / "test.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[500:]))
+    return d
+
+
+def test_sharded_parse_concatenates_to_the_single_parse(latent, tmp_path):
+    """`split` + `parse` per shard + `cat` (how a corpus is spread over machines) gives
+    byte for byte the output of one parse, with one or two workers."""
+    lines = (latent / "test.txt").read_text().splitlines(keepends=True)
+    whole = subprocess.run(lpcfg("parse", str(latent / "m.npz"), str(latent / "test.txt"),
+                                 "--no-progress"), capture_output=True, text=True)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr
+    assert len(whole.stdout.splitlines()) == len(lines)
+    shards = []
+    for i, lo in enumerate(range(0, len(lines), 90)):
+        shard = tmp_path / f"x{i:02d}"
+        shard.write_text("".join(lines[lo : lo + 90]))
+        out = tmp_path / f"x{i:02d}.parsed"
+        res = subprocess.run(lpcfg("parse", str(latent / "m.npz"), str(shard), "-o", str(out),
+                                   "--no-progress", "--jobs", str(1 + i % 2)),
+                             capture_output=True, text=True)  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        shards.append(out.read_text())
+    assert "".join(shards) == whole.stdout
+    two = subprocess.run(lpcfg("parse", str(latent / "m.npz"), str(latent / "test.txt"),
+                               "--no-progress", "--jobs", "2"), capture_output=True, text=True)  # fmt: skip
+    assert two.stdout == whole.stdout
+
+
+def test_first_trees_are_written_before_the_input_ends(latent):
+    """With the input still open, the first block's trees arrive on stdout."""
+    sentences = (latent / "test.txt").read_text().splitlines()
+    proc = subprocess.Popen(lpcfg("parse", str(latent / "m.npz"), "-", "--no-progress"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("".join(s + "\n" for s in sentences[: BLOCK + 1]))
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready, "no output while the input is still open"
+        first = proc.stdout.readline()
+        assert first.startswith("(TOP ")
+        proc.stdin.write("".join(s + "\n" for s in sentences[BLOCK + 1 :]))
+        proc.stdin.close()
+        rest = proc.stdout.read().splitlines()
+        assert proc.wait(120) == 0
+    finally:
+        proc.kill()
+    assert len(rest) + 1 == len(sentences)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_stream_reads_a_bounded_distance_ahead(latent, jobs):
+    """The first result comes after at most a few blocks of input were read, whatever the
+    length of the input (so memory stays flat on a 200,000-line file)."""
+    sentences = (latent / "test.txt").read_text().splitlines()
+    consumed = 0
+
+    def endless():
+        nonlocal consumed
+        while True:
+            for s in sentences:
+                consumed += 1
+                yield s.split()
+
+    stream = StreamParser(LPCFG.load(latent / "m.npz"), jobs=jobs, block=20)
+    results = stream.parse(endless())
+    first = [next(results) for _ in range(50)]
+    assert all(r.tree is not None for r in first)
+    assert consumed <= len(first) + 20 * (2 * jobs + 2)
+    results.close()
