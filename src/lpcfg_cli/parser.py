@@ -102,7 +102,7 @@ class Parser:
             if len(words) == 0:
                 results[idx] = ParseResult(None)
             elif self.max_length is not None and len(words) > self.max_length:
-                results[idx] = self._fallback(words, f"longer than {self.max_length} words")
+                results[idx] = self.fallback(words, f"longer than {self.max_length} words")
             else:
                 todo.append(idx)
         done = len(sentences) - len(todo)
@@ -179,7 +179,7 @@ class Parser:
         self.stats.coarse_seconds += time.perf_counter() - t0
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
-            results[s] = self._fallback(sentences[s], "no parse under the coarse grammar")
+            results[s] = self.fallback(sentences[s], "no parse under the coarse grammar")
         ok = np.isfinite(log_z)
         n = g.n_symbols
         if self.latent is None:
@@ -189,7 +189,7 @@ class Parser:
             return [r for r in results if r is not None]
 
         pending = np.flatnonzero(ok)
-        thresholds = [self.prune, self.prune * 1e-3, 0.0] if self.prune > 0 else [0.0]
+        thresholds = self.thresholds()
         item_sent = layout.span_sent[keys // n]
         for attempt, thr in enumerate(thresholds):
             if len(pending) == 0:
@@ -214,8 +214,13 @@ class Parser:
                     still.append(s)
             pending = np.asarray(still, dtype=np.int64)
         for s in pending:
-            results[s] = self._fallback(sentences[s], "no parse under the latent model")
+            results[s] = self.fallback(sentences[s], "no parse under the latent model")
         return [r for r in results if r is not None]
+
+    def thresholds(self) -> list[float]:
+        """Pruning thresholds tried in turn for a sentence whose pruned chart has no parse:
+        the chosen one, 1000 times looser, none."""
+        return [self.prune, self.prune * 1e-3, 0.0] if self.prune > 0 else [0.0]
 
     def _decode(self, layout, item_span, item_sym, score, sentences):  # noqa: ANN001
         span_score, span_label = best_labels(layout, item_span, item_sym, score, self.root_ok)
@@ -223,10 +228,10 @@ class Parser:
 
     def _finish(self, words: Sequence[str], tree: nltk.Tree | None, thr: float) -> ParseResult:
         if tree is None:
-            return self._fallback(words, "no tree")
+            return self.fallback(words, "no tree")
         return ParseResult(debinarize(tree), threshold=thr)
 
-    def _fallback(self, words: Sequence[str], reason: str) -> ParseResult:
+    def fallback(self, words: Sequence[str], reason: str) -> ParseResult:
         """Words tagged with their most likely pre-terminal, flat under the best root."""
         g = self.model.grammar
         coarse = self.model.coarse

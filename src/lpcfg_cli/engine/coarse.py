@@ -16,7 +16,7 @@ import numpy as np
 
 from lpcfg_cli.engine.grammars import CoarseGrammar
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.scaling import split_weight
+from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
 
 @nb.njit(cache=True, nogil=True)
@@ -50,12 +50,9 @@ def sentence_posteriors(lex, root, left_ptr, parent, right, prob):  # noqa: ANN0
     n_act = np.zeros(n_spans, dtype=np.int64)
     for i in range(n):
         s = _local(n, i, 1)
-        mx = 0.0
-        for a in range(n_sym):
-            mx = max(mx, lex[i, a])
-        if mx > 0.0:
-            alpha[s] = lex[i] / mx
-            sc[s] = np.log(mx)
+        alpha[s] = lex[i]
+        sc[s] = normalise_span(alpha, s, s + 1, 0.0)
+        if sc[s] > -np.inf:
             n_act[s] = _active(alpha[s], act[s])
     for length in range(2, n + 1):
         for i in range(n - length + 1):
@@ -77,12 +74,9 @@ def sentence_posteriors(lex, root, left_ptr, parent, right, prob):  # noqa: ANN0
                     vb = w * al[b]
                     for r in range(left_ptr[b], left_ptr[b + 1]):
                         acc[parent[r]] += prob[r] * vb * ar[right[r]]
-            mx = 0.0
-            for a in range(n_sym):
-                mx = max(mx, acc[a])
-            if mx > 0.0:
-                acc /= mx
-                sc[s] = top + np.log(mx)
+            scale = normalise_span(alpha, s, s + 1, 0.0)
+            if scale > -np.inf:
+                sc[s] = top + scale
                 n_act[s] = _active(acc, act[s])
     beta = np.zeros((n_spans, n_sym))
     whole = _local(n, 0, n)

@@ -1,0 +1,53 @@
+"""The parser's own parts: pruning retries and fallback trees, reached directly."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.learners.em import train_em
+from lpcfg_cli.parser import Parser
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+
+
+def model_and_sentences():
+    truth = random_lpcfg(n_inter=4, n_pre=4, n_words=20, states=2, rules_per_symbol=4,
+                         words_per_tag=6, seed=9)  # fmt: skip
+    trees = sample_trees(truth, 300, seed=10)
+    grammar, bank = build_grammar(trees[:250])
+    model = train_em(grammar, bank, states=2, iterations=2, seed=3)
+    return model, [t.leaves() for t in trees[250:280]]
+
+
+def test_thresholds_loosen_to_no_pruning():
+    model, _ = model_and_sentences()
+    assert Parser(model, prune=1e-5).thresholds() == [1e-5, 1e-8, 0.0]
+    assert Parser(model, prune=0.0).thresholds() == [0.0]
+
+
+def test_a_chart_pruned_bare_is_retried_looser_and_parses_as_without_pruning():
+    """At threshold 1 no multi-word item survives; every such sentence is retried, and the
+    final trees are those of the unpruned parser (the last threshold is 0)."""
+    model, sentences = model_and_sentences()
+    bare = Parser(model, prune=1.0)
+    unpruned = Parser(model, prune=0.0)
+    got = bare.parse(sentences)
+    want = unpruned.parse(sentences)
+    long = sum(len(s) > 1 for s in sentences)
+    assert bare.stats.retries >= long > 0
+    assert bare.stats.fallbacks == 0
+    assert [str(r.tree) for r in got] == [str(r.tree) for r in want]
+    assert {r.threshold for r in got if len(r.tree.leaves()) > 1} <= {1e-3, 0.0}
+
+
+def test_fallback_tags_each_word_and_keeps_every_word():
+    model, sentences = model_and_sentences()
+    parser = Parser(model)
+    words = sentences[0] + ["never-seen-word"]
+    res = parser.fallback(words, "testing")
+    assert res.fallback == "testing"
+    assert res.tree.leaves() == words
+    assert all(len(leaf) == 1 for leaf in res.tree)  # flat: pre-terminal over each word
+    too_long = Parser(model, max_length=2).parse([sentences[0]])[0]
+    assert too_long.fallback and too_long.tree.leaves() == sentences[0]
+    assert np.all([not t.label().startswith("@") for t in res.tree.subtrees()])
