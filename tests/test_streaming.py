@@ -54,8 +54,9 @@ def test_sharded_parse_concatenates_to_the_single_parse(latent, tmp_path):
         assert res.returncode == 0, res.stderr
         shards.append(out.read_text())
     assert "".join(shards) == whole.stdout
-    two = subprocess.run(lpcfg("parse", str(latent / "m.npz"), str(latent / "test.txt"),
-                               "--no-progress", "--jobs", "2"), capture_output=True, text=True)  # fmt: skip
+    command = lpcfg("parse", str(latent / "m.npz"), str(latent / "test.txt"), "--no-progress",
+                    "--jobs", "2")  # fmt: skip
+    two = subprocess.run(command, capture_output=True, text=True)
     assert two.stdout == whole.stdout
 
 
