@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -74,7 +75,9 @@ def lpcfg(*args: str) -> list[str]:
 
 def f1(gold: Path, test: Path) -> tuple[float, float]:
     """(EVALB F1, strict F1) of ``test`` against ``gold``."""
-    res = evaluate_lines(gold.read_text().splitlines(), test.read_text().splitlines())
+    # The Berkeley parser writes an empty root bracket, "( (S ...) )"; as TOP it is not scored.
+    lines = [re.sub(r"^\(\s*\(", "(TOP (", t) for t in test.read_text().splitlines()]
+    res = evaluate_lines(gold.read_text().splitlines(), lines)
     fig = res.all.figures()
     return fig["fmeasure"], fig["strict_fmeasure"]
 
