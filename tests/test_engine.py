@@ -85,18 +85,23 @@ def brute_force(model, words):
     return z, {k: v / z for k, v in mu.items()} if z > 0 else {}
 
 
-def run_latent(model, sentences, dtype=np.float64):
-    """The latent pass over every item of the full chart."""
-    g = model.grammar
-    layout = SpanLayout([len(s) for s in sentences])
-    keys = np.arange(layout.n_spans * g.n_symbols)
+def lexical_triples(g, layout, sentences):
+    """(span, lexical rule, weight 1) for every rule of every word of ``sentences``."""
     spans, rules = [], []
     for s, words in enumerate(sentences):
         for t, w in enumerate(words):
             for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
                 spans.append(layout.base[1, s] + t)
                 rules.append(lx)
-    lexical = (np.array(spans), np.array(rules), np.ones(len(rules)))
+    return np.array(spans), np.array(rules), np.ones(len(rules))
+
+
+def run_latent(model, sentences, dtype=np.float64):
+    """The latent pass over every item of the full chart."""
+    g = model.grammar
+    layout = SpanLayout([len(s) for s in sentences])
+    keys = np.arange(layout.n_spans * g.n_symbols)
+    lexical = lexical_triples(g, layout, sentences)
     lg = LatentGrammar.from_model(model, dtype)
     chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
     return layout, chart
@@ -236,13 +241,7 @@ def test_pruned_chart_matches_enumeration_over_the_allowed_trees(seed):
     every = np.arange(layout.n_spans * g.n_symbols)
     one_word = layout.span_len[every // g.n_symbols] == 1
     keys = every[one_word | (rng.random(len(every)) < 0.7)]
-    spans, rules = [], []
-    for s, words in enumerate(sentences):
-        for t, w in enumerate(words):
-            for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
-                spans.append(layout.base[1, s] + t)
-                rules.append(lx)
-    lexical = (np.array(spans), np.array(rules), np.ones(len(rules)))
+    lexical = lexical_triples(g, layout, sentences)
     lg = LatentGrammar.from_model(model)
     chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
     marg = chart.marginals()

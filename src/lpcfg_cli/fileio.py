@@ -29,21 +29,30 @@ def display_name(path: str | os.PathLike[str]) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """Whole text of a UTF-8 file (or stdin for ``-``), with clear errors for bad input."""
+@contextlib.contextmanager
+def _open_input(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+    """A binary input stream (stdin for ``-``); opening and reading errors become one
+    ``LpcfgError`` naming the input."""
     name = display_name(path)
     try:
         if str(path) == "-":
-            data = sys.stdin.buffer.read()
+            yield sys.stdin.buffer
         else:
             with open(path, "rb") as fh:
-                data = fh.read()
+                yield fh
     except FileNotFoundError:
         raise LpcfgError("no such file", source=name) from None
     except IsADirectoryError:
         raise LpcfgError("is a directory, not a file", source=name) from None
     except OSError as exc:
         raise LpcfgError(exc.strerror or str(exc), source=name) from None
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """Whole text of a UTF-8 file (or stdin for ``-``), with clear errors for bad input."""
+    name = display_name(path)
+    with _open_input(path) as fh:
+        data = fh.read()
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise LpcfgError("binary data (NUL byte), not a text file", source=name, line=line)
@@ -63,15 +72,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     mark of a UTF-8 file, not text. Memory stays flat however long the input is.
     """
     name = display_name(path)
-    try:
-        fh = sys.stdin.buffer if str(path) == "-" else open(path, "rb")  # noqa: SIM115
-    except FileNotFoundError:
-        raise LpcfgError("no such file", source=name) from None
-    except IsADirectoryError:
-        raise LpcfgError("is a directory, not a file", source=name) from None
-    except OSError as exc:
-        raise LpcfgError(exc.strerror or str(exc), source=name) from None
-    try:
+    with _open_input(path) as fh:
         for number, raw in enumerate(fh, 1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
@@ -84,11 +85,6 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
                 raise LpcfgError(f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", source=name,
                                  line=number) from None  # fmt: skip
             yield text[:-1] if text.endswith("\n") else text
-    except IsADirectoryError:
-        raise LpcfgError("is a directory, not a file", source=name) from None
-    finally:
-        if fh is not sys.stdin.buffer:
-            fh.close()
 
 
 def _permissions(target: str) -> int:

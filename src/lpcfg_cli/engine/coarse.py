@@ -136,8 +136,9 @@ def coarse_posteriors(
         if not np.isfinite(log_z[s]):
             continue
         span, sym = np.nonzero(mu)
-        length = np.searchsorted(_local_starts(n), span, side="right")
-        start = span - _local_starts(n)[length - 1]
+        starts = _local_starts(n)
+        length = np.searchsorted(starts, span, side="right")
+        start = span - starts[length - 1]
         keys.append((layout.base[length, s] + start) * n_sym + sym)
         values.append(mu[span, sym])
     if not keys:

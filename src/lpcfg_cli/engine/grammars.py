@@ -26,7 +26,6 @@ class CoarseGrammar:
     parent: np.ndarray  # (R,) in that order
     right: np.ndarray
     prob: np.ndarray
-    rule: np.ndarray  # (R,) original rule id
 
     @classmethod
     def build(cls, n_symbols: int, rules: np.ndarray, prob: np.ndarray) -> CoarseGrammar:
@@ -38,7 +37,7 @@ class CoarseGrammar:
         left = rules[order, 1]
         ptr = np.searchsorted(left, np.arange(n_symbols + 1)).astype(np.int64)
         return cls(n_symbols, ptr, rules[order, 0].copy(), rules[order, 2].copy(),
-                   prob[order].copy(), order)  # fmt: skip
+                   prob[order].copy())  # fmt: skip
 
 
 @dataclass

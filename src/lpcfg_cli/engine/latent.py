@@ -15,7 +15,7 @@ from lpcfg_cli.engine import kernels as k
 from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.result import Chart
-from lpcfg_cli.engine.scaling import FLUSH, log_value
+from lpcfg_cli.engine.scaling import log_value
 
 # Parent spans per kernel call: bounds the split-sum buffer (rows x M * M floats).
 CHUNK_SPANS = 2048
@@ -118,5 +118,3 @@ def lexical_items(
     ok = (len(keys) > 0) & (keys[pos] == want) if len(keys) else np.zeros(len(want), bool)
     return pos[ok], np.asarray(rule)[ok], np.asarray(weight)[ok]
 
-
-__all__ = ["CHUNK_SPANS", "FLUSH", "latent_pass", "lexical_items"]

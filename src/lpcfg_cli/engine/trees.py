@@ -25,10 +25,7 @@ class TreeCharts:
 
     layout: SpanLayout
     keys: np.ndarray  # sorted span * N + symbol
-    node_item: np.ndarray  # (nodes,) item of every node
-    lexical: tuple[np.ndarray, np.ndarray, np.ndarray]  # (item, lexical rule, weight 1)
-    pre_items: np.ndarray  # items of pre-terminal nodes, with their rules ``pre_rules``
-    pre_rules: np.ndarray
+    lexical: tuple[np.ndarray, np.ndarray, np.ndarray]  # pre-terminals: (item, rule, weight 1)
     root_items: np.ndarray  # (trees,)
     root_symbols: np.ndarray
 
@@ -47,8 +44,7 @@ class TreeCharts:
         node_item[order] = np.arange(len(keys))
         pre = np.flatnonzero(bank.lex >= 0)
         lexical = (node_item[pre], bank.lex[pre], np.ones(len(pre)))
-        return cls(layout, keys[order], node_item, lexical, node_item[pre], bank.lex[pre],
-                   node_item[roots], bank.symbol[roots])  # fmt: skip
+        return cls(layout, keys[order], lexical, node_item[roots], bank.symbol[roots])
 
     def run(self, g: LatentGrammar, *, outside: bool = False, counts: bool = False) -> Chart:
         return latent_pass(g, self.layout, self.keys, self.lexical, outside=outside, counts=counts)
@@ -71,7 +67,8 @@ def expected_counts(g: LatentGrammar, charts: TreeCharts) -> ExpectedCounts:
         raise ValueError("a training tree has probability zero under the model")
     post = chart.alpha * chart.beta
     lexical = np.zeros(g.lexical.shape, dtype=np.float64)
-    np.add.at(lexical, charts.pre_rules, post[charts.pre_items])
+    items, rules, _ = charts.lexical
+    np.add.at(lexical, rules, post[items])
     root = np.zeros(g.root.shape, dtype=np.float64)
     np.add.at(root, charts.root_symbols, post[charts.root_items])
     return ExpectedCounts(float(chart.log_z.sum()), chart.rule_counts, lexical, root)
