@@ -147,19 +147,22 @@ class Parser:
     def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:  # noqa: ANN001
         """(span id, lexical rule, weight) triples scoring every word of the batch."""
         lexicon = self.model.grammar.lexicon
-        spans, rules, weights = [], [], []
+        spans, ids, weights = [], [], []
         for s, words in enumerate(sentences):
+            first = int(layout.base[1, s]) if len(words) else 0
             for t, word in enumerate(words):
-                span = int(layout.base[1, s] + t)
                 for w, weight in lexicon.lookup_weighted(word, t):
-                    lo, hi = self.lex_word_ptr[w], self.lex_word_ptr[w + 1]
-                    rules.append(self.lex_by_word[lo:hi])
-                    spans.append(np.full(hi - lo, span, dtype=np.int64))
-                    weights.append(np.full(hi - lo, weight))
-        if not rules:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros(0)
-        return np.concatenate(spans), np.concatenate(rules), np.concatenate(weights)
+                    spans.append(first + t)
+                    ids.append(w)
+                    weights.append(weight)
+        # Each (span, word id) pair stands for all the lexical rules of that vocabulary entry.
+        ids_a = np.asarray(ids, dtype=np.int64)
+        lo, hi = self.lex_word_ptr[ids_a], self.lex_word_ptr[ids_a + 1]
+        counts = hi - lo
+        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        rules = self.lex_by_word[np.repeat(lo, counts) + offsets]
+        return (np.repeat(np.asarray(spans, dtype=np.int64), counts), rules,
+                np.repeat(np.asarray(weights, dtype=np.float64), counts))  # fmt: skip
 
     def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
         g = self.model.grammar
