@@ -46,6 +46,13 @@ def ragged_offsets(sizes: np.ndarray) -> np.ndarray:
     return out
 
 
+def ragged_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The concatenated ranges ``[starts[i], starts[i] + counts[i])``."""
+    counts = np.asarray(counts, dtype=np.int64)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(np.asarray(starts, dtype=np.int64), counts) + offsets
+
+
 @dataclass
 class PCFGParams:
     """Plain PCFG probabilities: ``binary[r]``, ``lexical[l]``, ``root[a]``."""

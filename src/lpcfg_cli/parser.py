@@ -27,7 +27,7 @@ from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.model import LPCFG
+from lpcfg_cli.model import LPCFG, ragged_ranges
 
 # Most spans the charts of one batch may hold (bounds memory: a few (spans, symbols) arrays).
 MAX_BATCH_SPANS = 20_000
@@ -159,8 +159,7 @@ class Parser:
         ids_a = np.asarray(ids, dtype=np.int64)
         lo, hi = self.lex_word_ptr[ids_a], self.lex_word_ptr[ids_a + 1]
         counts = hi - lo
-        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        rules = self.lex_by_word[np.repeat(lo, counts) + offsets]
+        rules = self.lex_by_word[ragged_ranges(lo, counts)]
         return (np.repeat(np.asarray(spans, dtype=np.int64), counts), rules,
                 np.repeat(np.asarray(weights, dtype=np.float64), counts))  # fmt: skip
 

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from lpcfg_cli.model import ragged_ranges
+
 # Rules with more nodes than this get a matrix product of their own; the others are batched
 # in buckets of similar size (one batched product per bucket).
 _OWN_PRODUCT = 48
@@ -34,9 +36,8 @@ def _buckets(group: np.ndarray, own: int = _OWN_PRODUCT) -> Iterator[tuple]:
         here = np.flatnonzero(~big & (cap_of == cap))
         row_of = np.full(len(counts), -1)
         row_of[here] = np.arange(len(here))
-        n = counts[here]
-        idx = np.repeat(first[here], n) + np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
-        yield idx, group[first[here]], np.repeat(row_of[here], n), slot[idx], int(cap)
+        idx = ragged_ranges(first[here], counts[here])
+        yield idx, group[first[here]], np.repeat(row_of[here], counts[here]), slot[idx], int(cap)
 
 
 def apply_rules(tensors: np.ndarray, rule: np.ndarray, z: np.ndarray) -> np.ndarray:
