@@ -43,7 +43,11 @@ def _read_sentences(path: str, kind: str) -> Iterator[list[str]]:
     help="Coarse-to-fine posterior threshold (0 = no pruning).",
 )
 @click.option(
-    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes."
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes (forked; they share the loaded model). Same output for any N.",
 )
 @click.option(
     "--max-length",
@@ -70,9 +74,14 @@ def command(
     input line, in order, wrapped in (TOP ...). An empty line gives the empty tree ().
     A sentence that cannot be parsed gets a flat fallback tree, counted in the summary.
 
+    Input is read and trees are written as they are parsed (in blocks of sentences), so
+    memory stays flat on any input; a file given with -o appears only when complete. For a
+    corpus spread over machines, parse pieces made by `split` and `cat` the outputs in order.
+
     \b
-    Example:
+    Examples:
       lpcfg parse model.npz data/test.txt -o test.parsed
+      lpcfg parse model.npz --jobs 2 < corpus.txt | gzip > corpus.parsed.gz
     """
     lpcfg = LPCFG.load(model)
     sentences = _read_sentences(input, input_kind)
