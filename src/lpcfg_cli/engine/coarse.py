@@ -36,7 +36,7 @@ def _active(row: np.ndarray, out: np.ndarray) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
-def sentence_posteriors(lex, root, left_ptr, parent, right, prob):  # noqa: ANN001
+def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob):  # noqa: ANN001
     """Posterior of every (span, symbol) of one sentence; ``lex`` is ``(n, N)``.
 
     Returns ``(mu (spans, N) in local span order, log Z)`` (``-inf`` and zeros without a
@@ -72,8 +72,13 @@ def sentence_posteriors(lex, root, left_ptr, parent, right, prob):  # noqa: ANN0
                 for t in range(n_act[ls]):
                     b = act[ls, t]
                     vb = w * al[b]
-                    for r in range(left_ptr[b], left_ptr[b + 1]):
-                        acc[parent[r]] += prob[r] * vb * ar[right[r]]
+                    for q in range(left_ptr[b], left_ptr[b + 1]):
+                        vc = ar[pair_right[q]]
+                        if vc == 0.0:
+                            continue
+                        x = vb * vc
+                        for r in range(pair_ptr[q], pair_ptr[q + 1]):
+                            acc[parent[r]] += prob[r] * x
             scale = normalise_span(alpha, s, s + 1, 0.0)
             if scale > -np.inf:
                 sc[s] = top + scale
@@ -101,10 +106,16 @@ def sentence_posteriors(lex, root, left_ptr, parent, right, prob):  # noqa: ANN0
                     b = act[ls, t]
                     vb = al[b]
                     accl = 0.0
-                    for r in range(left_ptr[b], left_ptr[b + 1]):
-                        x = prob[r] * w * bp[parent[r]]
-                        c = right[r]
-                        accl += x * ar[c]
+                    for q in range(left_ptr[b], left_ptr[b + 1]):
+                        c = pair_right[q]
+                        vc = ar[c]
+                        if vc == 0.0:
+                            continue  # exact: then no rule a -> b c adds to any posterior
+                        x = 0.0
+                        for r in range(pair_ptr[q], pair_ptr[q + 1]):
+                            x += prob[r] * bp[parent[r]]
+                        x *= w
+                        accl += x * vc
                         br[c] += x * vb
                     bl[b] += accl
     return alpha * beta, sc[whole] + np.log(z)
@@ -132,7 +143,8 @@ def coarse_posteriors(
             continue
         rows = layout.base[1, s] + np.arange(n) - first
         lex = np.ascontiguousarray(lexical_scores[rows], dtype=np.float64)
-        mu, log_z[s] = sentence_posteriors(lex, root, g.left_ptr, g.parent, g.right, g.prob)
+        mu, log_z[s] = sentence_posteriors(lex, root, g.left_ptr, g.pair_right, g.pair_ptr,
+                                           g.parent, g.prob)  # fmt: skip
         if not np.isfinite(log_z[s]):
             continue
         span, sym = np.nonzero(mu)
