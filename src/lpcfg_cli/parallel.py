@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parser import Parser, ParseResult, ParseStats
+from lpcfg_cli.parser import PRUNE, Parser, ParseResult, ParseStats
 
 # Sentences per block: large enough for the chart engine to batch, small enough to stream and
 # to balance the load across workers.
@@ -64,7 +64,7 @@ class StreamParser:
         self,
         model: LPCFG,
         *,
-        prune: float = 1e-5,
+        prune: float = PRUNE,
         jobs: int = 1,
         max_length: int | None = None,
         block: int = BLOCK,
@@ -132,7 +132,7 @@ def parse_sentences(
     model: LPCFG,
     sentences: Sequence[Sequence[str]],
     *,
-    prune: float = 1e-5,
+    prune: float = PRUNE,
     jobs: int = 1,
     max_length: int | None = None,
     progress: Callable[[int], None] | None = None,

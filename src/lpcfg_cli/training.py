@@ -17,6 +17,7 @@ import nltk
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar, build_grammar, compile_trees
+from lpcfg_cli.parser import PRUNE
 from lpcfg_cli.trees import normalize, read_treebank
 
 
@@ -87,7 +88,7 @@ def compile_dev(
 
 
 def dev_scorer(
-    paths: Sequence[str], *, prune: float = 1e-5, max_length: int | None = None, jobs: int = 1
+    paths: Sequence[str], *, prune: float = PRUNE, max_length: int | None = None, jobs: int = 1
 ) -> Callable[[Any], float]:
     """A function giving a model's strict EVALB F1 on the dev trees in ``paths``.
 
