@@ -27,13 +27,13 @@ contain ``+`` or ``^`` nor start with ``@`` (checked, with a clear error).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import nltk
 
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.trees import iter_nodes
 
 CHAIN = "+"
 PARENT = "^"
@@ -74,7 +74,7 @@ def _is_preterminal(node: nltk.Tree) -> bool:
 
 def check_labels(tree: nltk.Tree) -> None:
     """Raise LpcfgError if a label would make the binarized label space ambiguous."""
-    for node in tree.subtrees():
+    for node in iter_nodes(tree):
         label = node.label()
         if CHAIN in label or PARENT in label or label.startswith(INTERMEDIATE):
             raise LpcfgError(
@@ -84,24 +84,65 @@ def check_labels(tree: nltk.Tree) -> None:
 
 
 def binarize(tree: nltk.Tree, options: BinarizeOptions | None = None) -> nltk.Tree:
-    """The strict-normal-form binarization of a normalised tree (a new tree)."""
+    """The strict-normal-form binarization of a normalised tree (a new tree).
+
+    Works on trees of any depth and width (an explicit stack, no recursion; a unary chain
+    is followed down once, so its symbol is built in time linear in its length).
+    """
     opts = options or BinarizeOptions()
     check_labels(tree)
-
-    def visit(node: nltk.Tree, ancestors: tuple[str, ...]) -> nltk.Tree:
+    keep = opts.vertical - 1  # ancestor labels a phrasal label is annotated with
+    result: nltk.Tree | None = None
+    # A frame: [chain symbol, bottom node's annotated label, bottom node, its ancestors,
+    # next child, binarized children].
+    frames = [_chain(tree, (), keep)]
+    while frames:
+        frame = frames[-1]
+        symbol, label, node, ancestors, i, kids = frame
         if _is_preterminal(node):
-            return nltk.Tree(node.label(), [node[0]])
-        label = node.label()
-        if opts.vertical > 1 and ancestors:
-            label += "".join(PARENT + a for a in ancestors[: opts.vertical - 1])
-        inner = (node.label(),) + ancestors
-        kids = [visit(child, inner) for child in node]
-        if len(kids) == 1:  # unary: collapse into a chain symbol
-            child = kids[0]
-            return nltk.Tree(label + CHAIN + child.label(), list(child))
-        return _factor(label, kids, opts)
+            out = nltk.Tree(symbol, [node[0]])
+        elif i < len(node):
+            frame[4] = i + 1
+            child = node[i]
+            if isinstance(child, str):
+                raise LpcfgError(
+                    f"word {child!r} is not under its own pre-terminal in ({node.label()} ...)"
+                )
+            frames.append(_chain(child, ancestors, keep))
+            continue
+        else:
+            out = _factor(label, kids, opts)
+            out.set_label(symbol)
+        frames.pop()
+        if frames:
+            frames[-1][5].append(out)
+        else:
+            result = out
+    assert result is not None
+    return result
 
-    return visit(tree, ())
+
+def _chain(node: nltk.Tree, ancestors: tuple[str, ...], keep: int) -> list:
+    """A ``binarize`` frame for ``node``: its unary chain followed down to the first node
+    that is a pre-terminal or has several children, and the chain's ``+`` symbol.
+
+    Phrasal labels get their nearest ``keep`` ``ancestors`` as ``^`` annotations; the
+    pre-terminal at the bottom of a chain is not annotated.
+    """
+    labels = []
+    while True:
+        if _is_preterminal(node):
+            labels.append(node.label())
+            break
+        if len(node) == 0:
+            raise LpcfgError(f"empty constituent ({node.label()}) in a tree to binarize")
+        label = node.label() + "".join(PARENT + a for a in ancestors)
+        labels.append(label)
+        ancestors = ((node.label(),) + ancestors)[:keep]
+        if len(node) > 1 or isinstance(node[0], str):
+            break
+        node = node[0]
+    return [CHAIN.join(labels), labels[-1], node, ancestors, 0, []]
 
 
 def _factor(label: str, kids: list[nltk.Tree], opts: BinarizeOptions) -> nltk.Tree:
@@ -114,20 +155,22 @@ def _factor(label: str, kids: list[nltk.Tree], opts: BinarizeOptions) -> nltk.Tr
         return nltk.Tree(label, kids)
     n = len(kids)
     if opts.factor == "right":
-        node = nltk.Tree(_intermediate(label, kids[: n - 2], opts), kids[n - 2 :])
+        node = nltk.Tree(_intermediate(label, kids, n - 2, opts), kids[n - 2 :])
         for i in range(n - 3, 0, -1):
-            node = nltk.Tree(_intermediate(label, kids[:i], opts), [kids[i], node])
+            node = nltk.Tree(_intermediate(label, kids, i, opts), [kids[i], node])
         return nltk.Tree(label, [kids[0], node])
-    node = nltk.Tree(_intermediate(label, kids[:2], opts), kids[:2])
+    node = nltk.Tree(_intermediate(label, kids, 2, opts), kids[:2])
     for i in range(2, n - 1):
-        node = nltk.Tree(_intermediate(label, kids[: i + 1], opts), [node, kids[i]])
+        node = nltk.Tree(_intermediate(label, kids, i + 1, opts), [node, kids[i]])
     return nltk.Tree(label, [node, kids[-1]])
 
 
-def _intermediate(label: str, context: Sequence[nltk.Tree], opts: BinarizeOptions) -> str:
+def _intermediate(label: str, kids: list[nltk.Tree], i: int, opts: BinarizeOptions) -> str:
+    """The ``@`` symbol whose context is ``kids[:i]`` (its last ``h`` labels)."""
     name = INTERMEDIATE + label
-    if opts.horizontal > 0 and context:
-        name += CONTEXT + "_".join(k.label() for k in context[-opts.horizontal :])
+    if opts.horizontal > 0 and i > 0:
+        context = kids[max(0, i - opts.horizontal) : i]
+        name += CONTEXT + "_".join(k.label() for k in context)
     return name
 
 
@@ -141,26 +184,43 @@ def debinarize(tree: nltk.Tree) -> nltk.Tree:
 
     Accepts any tree over the binarized label space (as a parser may build it): ``@``
     nodes anywhere are spliced into their parent; an ``@`` symbol at the root becomes its
-    base label.
+    base label. Works on trees of any depth and width (no recursion).
     """
-    nodes = _undo(tree)
+    nodes: list[nltk.Tree | str] = []
+    # A frame: [node, next child, its restored children, where its result goes]. The
+    # children of an ``@`` node go straight into its parent's list (the splice), so a
+    # factored node of n children costs O(n).
+    frames = [_undo_frame(tree, nodes)]
+    while frames:
+        frame = frames[-1]
+        node, i, kids, target = frame
+        if i < len(node):
+            frame[1] = i + 1
+            child = node[i]
+            if isinstance(child, str):
+                kids.append(child)
+            else:
+                frames.append(_undo_frame(child, kids))
+            continue
+        frames.pop()
+        if target is not None:
+            target.append(_unchain(node.label(), kids))
     if len(nodes) == 1 and isinstance(nodes[0], nltk.Tree):
         return nodes[0]
     label = base_label(tree.label().lstrip(INTERMEDIATE).split(CONTEXT, 1)[0].split(CHAIN)[0])
     return nltk.Tree(label or "X", nodes)
 
 
-def _undo(node: nltk.Tree | str) -> list[nltk.Tree | str]:
-    if isinstance(node, str):
-        return [node]
-    kids: list[nltk.Tree | str] = []
-    for child in node:
-        kids.extend(_undo(child))
-    label = node.label()
-    if label.startswith(INTERMEDIATE):
-        return kids
-    parts = [base_label(p) for p in label.split(CHAIN)]
+def _undo_frame(node: nltk.Tree, parent_kids: list) -> list:
+    if node.label().startswith(INTERMEDIATE):
+        return [node, 0, parent_kids, None]
+    return [node, 0, [], parent_kids]
+
+
+def _unchain(symbol: str, kids: list[nltk.Tree | str]) -> nltk.Tree:
+    """The original nodes of one ``+`` chain symbol over restored ``kids``."""
+    parts = [base_label(p) for p in symbol.split(CHAIN)]
     out = nltk.Tree(parts[-1], kids)
     for part in reversed(parts[:-1]):
         out = nltk.Tree(part, [out])
-    return [out]
+    return out

@@ -75,18 +75,30 @@ def goodman_trees(
         if span < 0 or not np.isfinite(best[span]):
             trees.append(None)
             continue
-        trees.append(_build(layout, s, 0, int(layout.lengths[s]), split, span_label, symbols,
+        trees.append(_build(layout, s, int(layout.lengths[s]), split, span_label, symbols,
                             sentences[s]))  # fmt: skip
     return trees
 
 
-def _build(layout, s, i, length, split, labels, symbols, words) -> nltk.Tree:  # noqa: ANN001
-    span = int(layout.base[length, s] + i)
-    label = symbols[labels[span]]
-    if length == 1:
-        return nltk.Tree(label, [words[i]])
-    m = int(split[span])
-    return nltk.Tree(label, [
-        _build(layout, s, i, m, split, labels, symbols, words),
-        _build(layout, s, i + m, length - m, split, labels, symbols, words),
-    ])  # fmt: skip
+def _build(layout, s, length, split, labels, symbols, words) -> nltk.Tree:  # noqa: ANN001
+    """Sentence ``s``'s tree from the best split of every span, built top-down with an
+    explicit stack (a long sentence can give a tree as deep as it is long)."""
+    base = layout.base
+    root = None
+    stack: list[tuple[int, int, nltk.Tree | None]] = [(0, length, None)]  # start, length, parent
+    while stack:
+        i, n, parent = stack.pop()
+        span = int(base[n, s] + i)
+        label = symbols[labels[span]]
+        if n == 1:
+            node = nltk.Tree(label, [words[i]])
+        else:
+            node = nltk.Tree(label, [])
+            m = int(split[span])
+            stack.append((i + m, n - m, node))  # right child, popped after the left one
+            stack.append((i, m, node))
+        if parent is None:
+            root = node
+        else:
+            parent.append(node)
+    return root

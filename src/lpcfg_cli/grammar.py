@@ -22,7 +22,8 @@ import nltk
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.lexicon import Lexicon
+from lpcfg_cli.lexicon import Lexicon, Signatures
+from lpcfg_cli.trees import iter_nodes, leaves
 
 
 @dataclass
@@ -172,7 +173,7 @@ def _is_preterminal(node: nltk.Tree) -> bool:
 
 
 def _check_normal_form(tree: nltk.Tree, index: int) -> None:
-    for node in tree.subtrees():
+    for node in iter_nodes(tree):
         if _is_preterminal(node):
             continue
         if len(node) != 2 or any(isinstance(ch, str) for ch in node):
@@ -199,8 +200,9 @@ def build_grammar(
         raise LpcfgError("no training trees")
     for i, tree in enumerate(trees):
         _check_normal_form(tree, i)
-    all_words = [w for t in trees for w in t.leaves()]
+    all_words = [w for t in trees for w in leaves(t)]
     known = Lexicon.known_words(all_words, rare)
+    scheme = Signatures.learn(w for w in all_words if w not in known)
     symbols: dict[str, int] = {}
     words: dict[str, int] = {}
     rules: dict[tuple[int, int, int], int] = {}
@@ -208,10 +210,10 @@ def build_grammar(
     token_counts: Counter[int] = Counter()
     for tree in trees:
         position = 0
-        for node in tree.subtrees():  # pre-order: leaves come left to right
+        for node in iter_nodes(tree):  # pre-order: leaves come left to right
             a = symbols.setdefault(node.label(), len(symbols))
             if _is_preterminal(node):
-                token = Lexicon.training_token(node[0], position, known)
+                token = Lexicon.training_token(node[0], position, known, scheme)
                 w = words.setdefault(token, len(words))
                 lexrules.setdefault((a, w), len(lexrules))
                 token_counts[w] += 1
@@ -274,13 +276,19 @@ def compile_trees(grammar: Grammar, trees: Sequence[nltk.Tree]) -> tuple[Compile
 
 
 def _compile_one(grammar: Grammar, tree: nltk.Tree) -> dict[str, list[int]]:
+    """The node arrays of one tree, children before parents (no recursion: any depth)."""
     cols: dict[str, list[int]] = {k: [] for k in _NODE_FIELDS}
     position = 0
-
-    def visit(node: nltk.Tree) -> int:
-        nonlocal position
+    frames: list[tuple[nltk.Tree, list[int]]] = [(tree, [])]  # node, its compiled children
+    while frames:
+        node, done = frames[-1]
+        preterminal = _is_preterminal(node)
+        if not preterminal and len(done) < 2:
+            frames.append((node[len(done)], []))
+            continue
+        frames.pop()
         a = grammar.symbol_index[node.label()]
-        if _is_preterminal(node):
+        if preterminal:
             ids = grammar.lexicon.lookup(node[0], position)
             found = [grammar.lexical_id(a, w) for w in ids]
             lex = next((x for x in found if x is not None), None)
@@ -290,7 +298,7 @@ def _compile_one(grammar: Grammar, tree: nltk.Tree) -> dict[str, list[int]]:
             start, end = position, position + 1
             position += 1
         else:
-            left, right = visit(node[0]), visit(node[1])
+            left, right = done
             b, c = cols["symbol"][left], cols["symbol"][right]
             r = grammar.rule_id(a, b, c)
             if r is None:
@@ -305,9 +313,8 @@ def _compile_one(grammar: Grammar, tree: nltk.Tree) -> dict[str, list[int]]:
         if left >= 0:
             cols["parent"][left] = idx
             cols["parent"][right] = idx
-        return idx
-
-    visit(tree)
+        if frames:
+            frames[-1][1].append(idx)
     return cols
 
 

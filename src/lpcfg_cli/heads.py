@@ -93,25 +93,34 @@ def head_child(label: str, children: Sequence[str]) -> int:
 def constituent_heads(tree: nltk.Tree) -> dict[tuple[int, int], int]:
     """``(start, end) -> head word position`` for every constituent of an unbinarized tree.
 
-    Constituents of one span (unary chains) share their head.
+    Constituents of one span (unary chains) share their head. Any depth (no recursion).
     """
     out: dict[tuple[int, int], int] = {}
-
-    def visit(node: nltk.Tree, start: int) -> tuple[int, int]:
+    # A frame: [node, next child, start, position after the children so far, their heads].
+    frames: list[list] = [[tree, 0, 0, 0, []]]
+    while frames:
+        frame = frames[-1]
+        node, i, start, pos, heads = frame
         if len(node) == 1 and isinstance(node[0], str):
             out.setdefault((start, start + 1), start)
-            return start + 1, start
-        pos, heads = start, []
-        for child in node:
-            end, head = visit(child, pos) if isinstance(child, nltk.Tree) else (pos + 1, pos)
-            heads.append(head)
-            pos = end
-        labels = [c.label() if isinstance(c, nltk.Tree) else "" for c in node]
-        head = heads[head_child(node.label(), labels)]
-        out[(start, pos)] = head
-        return pos, head
-
-    visit(tree, 0)
+            end, head = start + 1, start
+        elif i < len(node):
+            frame[1] = i + 1
+            child = node[i]
+            if isinstance(child, nltk.Tree):
+                frames.append([child, 0, pos, pos, []])
+            else:
+                heads.append(pos)
+                frame[3] = pos + 1
+            continue
+        else:
+            labels = [c.label() if isinstance(c, nltk.Tree) else "" for c in node]
+            end, head = pos, heads[head_child(node.label(), labels)]
+            out[(start, end)] = head
+        frames.pop()
+        if frames:
+            frames[-1][3] = end
+            frames[-1][4].append(head)
     return out
 
 
