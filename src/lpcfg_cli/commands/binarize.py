@@ -41,8 +41,10 @@ def command(
 
     Trees are first normalised (-NONE- elements, function tags, X -> X unaries and the
     root wrapper removed), then unary chains are collapsed into `A+B` symbols and n-ary
-    nodes factored with `@A` intermediate symbols. Output: one tree per line. The labels
-    are self-describing, so `--reverse` needs no options.
+    nodes factored with `@A` intermediate symbols. Output: one tree per line, one line per
+    input tree; a tree left with no words (e.g. all -NONE-) or an empty input tree `()` is
+    written `()`. A bracket inside a word or label is written -LRB-/-RRB- (`:-)` as
+    `:--RRB-`). The labels are self-describing, so `--reverse` needs no options.
 
     \b
     Examples:
@@ -54,7 +56,9 @@ def command(
     lines = []
     for rec in records:
         try:
-            if reverse:
+            if len(rec.tree) == 0:  # "()" in, "()" out: one line per input tree
+                tree = None
+            elif reverse:
                 tree = debinarize(rec.tree)
             else:
                 tree = normalize(rec.tree)

@@ -9,11 +9,15 @@ from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
 from lpcfg_cli.evalb import PARAMS, convention_warning, evaluate_lines, format_report
 from lpcfg_cli.fileio import atomic_output, read_text
+from lpcfg_cli.trees import BYTE_ORDER_MARK
 
 
 def _lines(path: str) -> list[str]:
-    """The file's lines as EVALB's fgets sees them (a final newline ends the last line)."""
-    lines = read_text(path).split("\n")
+    """The file's lines as EVALB's fgets sees them (a final newline ends the last line).
+
+    A UTF-8 byte-order mark at the start is the mark of the encoding, not text.
+    """
+    lines = read_text(path).removeprefix(BYTE_ORDER_MARK).split("\n")
     if lines[-1] == "":
         lines.pop()
     return lines
