@@ -30,7 +30,8 @@ def normalise_rules(
     grammar: Grammar, binary: np.ndarray, lexical: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Divide rule weights by the total weight of their left-hand symbol."""
-    total = np.bincount(grammar.binary[:, 0], binary, minlength=grammar.n_symbols)
+    # float even when there are no binary rules (bincount of nothing gives integers)
+    total = np.bincount(grammar.binary[:, 0], binary, minlength=grammar.n_symbols).astype(float)
     total += np.bincount(grammar.lexical[:, 0], lexical, minlength=grammar.n_symbols)
     total[total == 0] = 1.0
     return binary / total[grammar.binary[:, 0]], lexical / total[grammar.lexical[:, 0]]
