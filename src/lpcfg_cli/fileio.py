@@ -30,9 +30,9 @@ def display_name(path: str | os.PathLike[str]) -> str:
 
 
 @contextlib.contextmanager
-def _open_input(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+def open_input(path: str | os.PathLike[str], what: str = "file") -> Iterator[IO[bytes]]:
     """A binary input stream (stdin for ``-``); opening and reading errors become one
-    ``LpcfgError`` naming the input."""
+    ``LpcfgError`` naming the input (``what`` it should be: "no such model file")."""
     name = display_name(path)
     try:
         if str(path) == "-":
@@ -41,9 +41,9 @@ def _open_input(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
             with open(path, "rb") as fh:
                 yield fh
     except FileNotFoundError:
-        raise LpcfgError("no such file", source=name) from None
+        raise LpcfgError(f"no such {what}", source=name) from None
     except IsADirectoryError:
-        raise LpcfgError("is a directory, not a file", source=name) from None
+        raise LpcfgError(f"is a directory, not a {what}", source=name) from None
     except OSError as exc:
         raise LpcfgError(exc.strerror or str(exc), source=name) from None
 
@@ -51,7 +51,7 @@ def _open_input(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
 def read_text(path: str | os.PathLike[str]) -> str:
     """Whole text of a UTF-8 file (or stdin for ``-``), with clear errors for bad input."""
     name = display_name(path)
-    with _open_input(path) as fh:
+    with open_input(path) as fh:
         data = fh.read()
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
@@ -72,7 +72,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     mark of a UTF-8 file, not text. Memory stays flat however long the input is.
     """
     name = display_name(path)
-    with _open_input(path) as fh:
+    with open_input(path) as fh:
         for number, raw in enumerate(fh, 1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
@@ -141,9 +141,9 @@ def _is_stdout(fh: IO) -> bool:
     return (mine.st_dev, mine.st_ino) == (out.st_dev, out.st_ino)
 
 
-@contextlib.contextmanager
-def _replace_atomically(target: str, real: str, exists: bool, mode: str) -> Iterator[IO]:
-    """Write a temporary file beside ``real`` and rename it over ``real`` on success."""
+def _check_replaceable(target: str, real: str, exists: bool) -> None:
+    """Refuse what the shell's ``>`` would for a regular file: missing folder, unwritable
+    file or folder."""
     directory = os.path.dirname(real)
     if not os.path.isdir(directory):
         # Name the folder as given, or for a dangling symlink the folder it points into.
@@ -154,8 +154,13 @@ def _replace_atomically(target: str, real: str, exists: bool, mode: str) -> Iter
     if not os.access(directory, os.W_OK):
         raise LpcfgError(f"permission denied (folder {directory} is not writable)",
                          source=target)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _replace_atomically(target: str, real: str, mode: str) -> Iterator[IO]:
+    """Write a temporary file beside ``real`` and rename it over ``real`` on success."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".lpcfg-", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=".lpcfg-", suffix=".tmp", dir=os.path.dirname(real))
     except OSError as exc:
         raise _write_error(exc, target) from None
     try:
@@ -170,6 +175,30 @@ def _replace_atomically(target: str, real: str, exists: bool, mode: str) -> Iter
         if isinstance(exc, OSError):  # the body only writes: disk full, quota, I/O error
             raise _write_error(exc, target) from None
         raise
+
+
+def _writes_through(target: str) -> bool:
+    """Check ``target`` as an output; True if it is written through (not a regular file),
+    False if it is (or will be) a regular file, replaced atomically."""
+    try:
+        info: os.stat_result | None = os.stat(target)  # follows symlinks, as ``>`` does
+    except FileNotFoundError:
+        info = None  # a new file, or a dangling symlink whose target ``>`` would create
+    except OSError as exc:  # a symlink loop, a folder we may not search, ...
+        raise _write_error(exc, target) from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise LpcfgError("is a directory, not a file", source=target)
+    if (info is not None and not stat.S_ISREG(info.st_mode)) or _names_descriptor(target):
+        return True
+    _check_replaceable(target, os.path.realpath(target), info is not None)
+    return False
+
+
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Refuse now what ``atomic_output(path)`` would refuse when opened, so that a command
+    can check its outputs before a long computation (nothing is created or opened)."""
+    if str(path) != "-":
+        _writes_through(os.fspath(path))
 
 
 @contextlib.contextmanager
@@ -191,17 +220,9 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]
             raise _write_error(exc, "<stdout>") from None
         return
     target = os.fspath(path)
-    try:
-        info: os.stat_result | None = os.stat(target)  # follows symlinks, as ``>`` does
-    except FileNotFoundError:
-        info = None  # a new file, or a dangling symlink whose target ``>`` would create
-    except OSError as exc:  # a symlink loop, a folder we may not search, ...
-        raise _write_error(exc, target) from None
-    if info is not None and stat.S_ISDIR(info.st_mode):
-        raise LpcfgError("is a directory, not a file", source=target)
-    if (info is not None and not stat.S_ISREG(info.st_mode)) or _names_descriptor(target):
+    if _writes_through(target):
         with _write_through(target, mode) as fh:
             yield fh
         return
-    with _replace_atomically(target, os.path.realpath(target), info is not None, mode) as fh:
+    with _replace_atomically(target, os.path.realpath(target), mode) as fh:
         yield fh

@@ -18,25 +18,44 @@ parser for coarse-to-fine pruning.
 Files are a single ``.npz`` archive (loaded with ``allow_pickle=False``): numeric arrays plus
 the JSON metadata (format version, method, options, binarization, symbol tables, training
 summary) stored as UTF-8 bytes, so a model from an untrusted source cannot execute code.
+The archive's entries carry a fixed timestamp, so the same model gives the same bytes:
+training twice with the same options and seed gives files that differ only in the
+metadata's wall-clock timings, the values of keys named ``seconds`` or ending in
+``_seconds`` (see ``without_timings``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output, display_name
+from lpcfg_cli.fileio import atomic_output, display_name, open_input
 from lpcfg_cli.grammar import Grammar
 
 FORMAT = "lpcfg-model"
 FORMAT_VERSION = 1
 FORMS = ("probabilistic", "tensor")
+# Zip entries get this timestamp (the earliest a zip file can hold), not the time of saving.
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def without_timings(meta: Any) -> Any:
+    """``meta`` without its wall-clock timings (keys ``seconds`` or ``*_seconds``, at any
+    depth): what two trainings with the same options and seed have in common."""
+    if isinstance(meta, dict):
+        return {k: without_timings(v) for k, v in meta.items()
+                if not (k == "seconds" or k.endswith("_seconds"))}  # fmt: skip
+    if isinstance(meta, list):
+        return [without_timings(v) for v in meta]
+    return meta
 
 
 def ragged_offsets(sizes: np.ndarray) -> np.ndarray:
@@ -171,20 +190,14 @@ class LPCFG:
             "coarse_root": self.coarse.root,
         }
         with atomic_output(path, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+            _write_npz(fh, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LPCFG:
         """Read and validate a model file; a corrupt or foreign file gives ``LpcfgError``."""
         name = display_name(path)
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-        except FileNotFoundError:
-            raise LpcfgError("no such model file", source=name) from None
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise LpcfgError(f"not an lpcfg model file ({exc})", source=name) from None
-        if not isinstance(arrays, dict) or "meta_json" not in arrays:
+        arrays = _read_npz(path, name)
+        if "meta_json" not in arrays:
             raise LpcfgError("not an lpcfg model file (no metadata)", source=name)
         try:
             meta = json.loads(arrays["meta_json"].tobytes().decode("utf-8"))
@@ -192,12 +205,7 @@ class LPCFG:
             raise LpcfgError("corrupt model metadata", source=name) from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise LpcfgError("not an lpcfg model file", source=name)
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise LpcfgError(
-                f"model format version {meta.get('format_version')} is not supported "
-                f"(this lpcfg reads version {FORMAT_VERSION})",
-                source=name,
-            )
+        _check_version(meta.get("format_version"), name)
         try:
             gj = meta["grammar"]
             grammar = Grammar(
@@ -252,6 +260,64 @@ class LPCFG:
                 raise LpcfgError(f"{what} parameters have {arr.size} entries, expected {size}")
             if not np.all(np.isfinite(arr)):
                 raise LpcfgError(f"{what} parameters are not all finite")
+
+
+def _check_version(version: Any, name: str) -> None:
+    """Refuse a format version this lpcfg cannot read, saying which the file has."""
+    if type(version) is int and version == FORMAT_VERSION:
+        return
+    reads = f"this lpcfg reads format version {FORMAT_VERSION} only"
+    if version is None:
+        message = f"model file has no format version ({reads})"
+    elif type(version) is not int:
+        message = f"model file has a malformed format version {version!r} ({reads})"
+    elif version > FORMAT_VERSION:
+        message = (f"model file has format version {version}, written by a newer lpcfg "
+                   f"({reads}: upgrade lpcfg)")  # fmt: skip
+    else:
+        message = f"model file has format version {version} ({reads})"
+    raise LpcfgError(message, source=name)
+
+
+def _write_npz(fh: Any, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez_compressed``'s archive (the same entries, layouts and dtypes), but with a
+    fixed timestamp on every entry, so that equal models are equal files."""
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+        for key, value in arrays.items():
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w", force_zip64=True) as entry:
+                np.lib.format.write_array(entry, np.asanyarray(value), allow_pickle=False)
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _read_npz(path: str | os.PathLike[str], name: str) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` archive at ``path`` (``-``: stdin); anything else (a
+    ``.npy`` array, a truncated archive, text) is one ``LpcfgError`` saying what it is.
+    A stream that cannot seek (stdin from a pipe, ``<(...)``) is read into memory first,
+    as a zip archive is read from its end."""
+    with open_input(path, "model file") as raw:
+        fh = raw if raw.seekable() else io.BytesIO(raw.read())
+        magic = fh.read(len(_NPY_MAGIC))
+        fh.seek(0)
+        if not magic:
+            raise LpcfgError("empty file, not an lpcfg model file", source=name)
+        if magic.startswith(_NPY_MAGIC):
+            raise LpcfgError("a single numpy array (.npy), not an lpcfg model file (.npz)",
+                             source=name)  # fmt: skip
+        if not magic.startswith(_ZIP_MAGIC):
+            raise LpcfgError("not an lpcfg model file (not an .npz archive)", source=name)
+        try:
+            with np.load(fh, allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise LpcfgError(f"not an lpcfg model file (a truncated or corrupt .npz archive: "
+                             f"{exc})", source=name) from None  # fmt: skip
+        except (OSError, ValueError) as exc:
+            raise LpcfgError(f"not an lpcfg model file ({exc})", source=name) from None
 
 
 def _pad(flat: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
