@@ -30,37 +30,54 @@ class LpcfgGroup(click.Group):
         except BrokenPipeError as exc:
             raise _StdoutClosed from exc
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``lpcfg`` alone prints the help (usage and commands) to stdout and exits 0, as
+        ``lpcfg --help`` does: asking what the tool does is not an error."""
+        if not args and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
     def main(self, *args, **kwargs):  # type: ignore[override]
         kwargs["standalone_mode"] = False
+        kwargs["prog_name"] = "lpcfg"  # also when run as ``python -m lpcfg_cli``
         try:
             rv = super().main(*args, **kwargs)
             sys.stdout.flush()  # a closed stdout shows here, not at interpreter exit
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.Abort:
-            click.echo("lpcfg: error: aborted", err=True)
-            sys.exit(130)
+            _fail("aborted", 130)
         except click.UsageError as exc:
             hint = ""
             if exc.ctx is not None:
                 hint = f" (see '{exc.ctx.command_path} --help')"
-            click.echo(f"lpcfg: error: {exc.format_message()}{hint}", err=True)
-            sys.exit(2)
+            _fail(f"{exc.format_message()}{hint}", 2)
         except click.ClickException as exc:
-            click.echo(f"lpcfg: error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(exc.format_message(), exc.exit_code)
         except LpcfgError as exc:
-            click.echo(f"lpcfg: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(str(exc), exc.exit_code)
         except (BrokenPipeError, _StdoutClosed):
             _end_on_closed_stdout()
         except KeyboardInterrupt:
-            click.echo("lpcfg: error: interrupted", err=True)
-            sys.exit(130)
+            _fail("interrupted", 130)
         except MemoryError:
-            click.echo("lpcfg: error: out of memory", err=True)
-            sys.exit(2)
+            _fail("out of memory", 2)
+        except OSError as exc:  # one not tied to a named input or output (those say which)
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(f"{where}{exc.strerror or exc}", 2)
+        except Exception as exc:  # a bug: still one line; LPCFG_DEBUG=1 shows the traceback
+            if os.environ.get("LPCFG_DEBUG"):
+                raise
+            _fail(f"internal error ({type(exc).__name__}: {exc}); please report it "
+                  "(LPCFG_DEBUG=1 shows the traceback)", 2)  # fmt: skip
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _fail(message: str, status: int) -> NoReturn:
+    """Report ``message`` as the one error line (newlines folded) and exit."""
+    click.echo(f"lpcfg: error: {' '.join(message.splitlines())}", err=True)
+    sys.exit(status)
 
 
 def _end_on_closed_stdout() -> NoReturn:
@@ -92,8 +109,11 @@ def main() -> None:
 
 def _register() -> None:
     from lpcfg_cli.commands import binarize, evaluate, parse, sample, train
+    from lpcfg_cli.commands.options import quiet_param
 
     for module in (binarize, evaluate, train, parse, sample):
+        if not any(p.name == "quiet" for p in module.command.params):
+            module.command.params.append(quiet_param())  # --quiet on every subcommand
         main.add_command(module.command)
 
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import click
-from tqdm import tqdm
 
-from lpcfg_cli.commands.options import output_option
+from lpcfg_cli.commands.options import (
+    FiniteFloat,
+    output_option,
+    progress_bar,
+    progress_option,
+    report,
+)
 from lpcfg_cli.config import config_option
-from lpcfg_cli.fileio import atomic_output, display_name, iter_lines
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.fileio import atomic_output, check_output, display_name, iter_lines
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import StreamParser
+from lpcfg_cli.parser import PRUNE
 from lpcfg_cli.trees import format_tree, read_treebank, words
 
 
@@ -24,7 +31,7 @@ def _read_sentences(path: str, kind: str) -> Iterator[list[str]]:
 
 @click.command(name="parse")
 @config_option
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("input", default="-", type=click.Path(dir_okay=False, allow_dash=True))
 @output_option("trees")
 @click.option(
@@ -37,8 +44,8 @@ def _read_sentences(path: str, kind: str) -> Iterator[list[str]]:
 )
 @click.option(
     "--prune",
-    type=click.FloatRange(min=0.0, max=1.0),
-    default=1e-5,
+    type=FiniteFloat(min=0.0, max=1.0),
+    default=PRUNE,
     show_default=True,
     help="Coarse-to-fine posterior threshold (0 = no pruning).",
 )
@@ -55,9 +62,7 @@ def _read_sentences(path: str, kind: str) -> Iterator[list[str]]:
     default=None,
     help="Longer sentences get a flat fallback tree instead of a parse.",
 )
-@click.option(
-    "--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr."
-)
+@progress_option
 def command(
     model: str,
     input: str,
@@ -66,13 +71,14 @@ def command(
     prune: float,
     jobs: int,
     max_length: int | None,
-    progress: bool,
 ) -> None:
     """Parse sentences from INPUT (default stdin) with MODEL.
 
     One sentence per line, tokens separated by spaces; the output has exactly one tree per
     input line, in order, wrapped in (TOP ...). An empty line gives the empty tree ().
     A sentence that cannot be parsed gets a flat fallback tree, counted in the summary.
+
+    MODEL may be - to read the model file from stdin (INPUT is then a file).
 
     Input is read and trees are written as they are parsed (in blocks of sentences), so
     memory stays flat on any input; a file given with -o appears only when complete. For a
@@ -83,16 +89,13 @@ def command(
       lpcfg parse model.npz data/test.txt -o test.parsed
       lpcfg parse model.npz --jobs 2 < corpus.txt | gzip > corpus.parsed.gz
     """
+    if model == "-" and input == "-":
+        raise LpcfgError("MODEL and INPUT cannot both be stdin ('-'): give INPUT as a file")
+    check_output(output)
     lpcfg = LPCFG.load(model)
     sentences = _read_sentences(input, input_kind)
     stream = StreamParser(lpcfg, prune=prune, jobs=jobs, max_length=max_length)
-    bar = tqdm(
-        desc="parse",
-        unit="sent",
-        disable=not progress,
-        file=click.get_text_stream("stderr"),
-        leave=False,
-    )
+    bar = progress_bar(desc="parse", unit="sent")
     # Trees are written as their blocks finish: the first lines appear before the input
     # ends, memory stays flat, and a file given with -o still appears only when complete.
     with bar, atomic_output(output) as fh:
@@ -104,10 +107,9 @@ def command(
     n = stats.sentences
     rate = n / stats.seconds if stats.seconds > 0 else float("inf")
     reasons = ", ".join(f"{k} {why}" for why, k in sorted(stats.reasons.items()))
-    click.echo(
-        f"lpcfg: parsed {n} sentences from {display_name(input)} in "
+    report(
+        f"parsed {n} sentences from {display_name(input)} in "
         f"{stats.seconds:.1f} s ({rate:.1f} sentences/s), {stats.fallbacks} fallback"
         + (f" ({reasons})" if reasons else "")
-        + (f", {stats.retries} retried with looser pruning" if stats.retries else ""),
-        err=True,
+        + (f", {stats.retries} retried with looser pruning" if stats.retries else "")
     )

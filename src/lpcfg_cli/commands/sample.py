@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from lpcfg_cli.binarize import debinarize
-from lpcfg_cli.commands.options import output_option
+from lpcfg_cli.commands.options import output_option, report, seed_option, unused
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output
+from lpcfg_cli.fileio import atomic_output, check_output
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree
@@ -16,7 +16,7 @@ from lpcfg_cli.trees import format_tree
 
 @click.command(name="sample")
 @config_option
-@click.argument("model", required=False, type=click.Path(dir_okay=False))
+@click.argument("model", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "-n",
     "count",
@@ -25,7 +25,7 @@ from lpcfg_cli.trees import format_tree
     show_default=True,
     help="Number of trees to draw.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@seed_option
 @click.option(
     "--latent",
     is_flag=True,
@@ -72,7 +72,9 @@ from lpcfg_cli.trees import format_tree
     show_default=True,
     help="Random grammar: latent states per symbol.",
 )
+@click.pass_context
 def command(
+    ctx: click.Context,
     model: str | None,
     count: int,
     seed: int,
@@ -85,10 +87,13 @@ def command(
     n_words: int,
     states: int,
 ) -> None:
-    """Draw N trees from MODEL (a probabilistic-form model), one per line.
+    """Draw N trees from MODEL (a probabilistic-form model; - reads it from stdin), one
+    per line.
 
     With --random-grammar FILE, write a random L-PCFG of the chosen sizes instead (it can
-    then be sampled to make synthetic treebanks).
+    then be sampled to make synthetic treebanks). Options of the other mode are refused
+    (MODEL, -n, --latent, --binarized, -o with --random-grammar; --inter, --pre, --words,
+    --states without it); set in a --config file they are ignored with a warning.
 
     \b
     Examples:
@@ -96,13 +101,23 @@ def command(
       lpcfg sample g.npz -n 1000 --seed 2 > synthetic.mrg
     """
     if random_grammar:
+        if model is not None:
+            raise click.UsageError(
+                f"--random-grammar writes a new grammar to {random_grammar}: it does not use "
+                f"MODEL {model} (sample from it in a second run)", ctx)  # fmt: skip
+        for name in ("count", "latent", "binarized", "output"):
+            unused(ctx, name, "with --random-grammar (it writes a grammar, not trees)")
+        check_output(random_grammar)
         random_lpcfg(n_inter=inter, n_pre=pre, n_words=n_words, states=states, seed=seed).save(
             random_grammar
         )
-        click.echo(f"lpcfg: wrote random L-PCFG to {random_grammar}", err=True)
+        report(f"wrote random L-PCFG to {random_grammar}")
         return
     if model is None:
         raise LpcfgError("give a MODEL to sample from, or --random-grammar FILE")
+    for name in ("inter", "pre", "n_words", "states"):
+        unused(ctx, name, "without --random-grammar (it sizes the random grammar)")
+    check_output(output)
     trees = sample_trees(LPCFG.load(model), count, seed=seed, latent=latent)
     with atomic_output(output) as fh:
         for tree in trees:

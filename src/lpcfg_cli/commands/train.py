@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import click
-from tqdm import tqdm
 
 from lpcfg_cli.binarize import BinarizeOptions
-from lpcfg_cli.commands.options import binarization_options, skip_bad_option
+from lpcfg_cli.commands.options import (
+    FiniteFloat,
+    binarization_options,
+    progress_bar,
+    progress_option,
+    report,
+    seed_option,
+    skip_bad_option,
+    unused,
+    warn,
+)
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.fileio import check_output, display_name
 from lpcfg_cli.learners.em import train_em
 from lpcfg_cli.learners.features import INSIDE, OUTSIDE, FeatureOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.pivot import PIVOT_INSIDE, PivotEstimator, PivotOptions
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.training import compile_dev, dev_scorer, prepare
+from lpcfg_cli.training import binarized_trees, compile_dev, dev_scorer, prepare
 
 METHODS = ("pcfg", "em", "spectral", "pivot", "pivot+em")
 
 
 def _warn(err: LpcfgError) -> None:
-    click.echo(f"lpcfg: warning: {err} (skipped)", err=True)
+    warn(f"{err} (skipped)")
 
 
 @click.command(name="train")
@@ -69,7 +80,7 @@ def _warn(err: LpcfgError) -> None:
     type=click.Path(dir_okay=False),
     help="Start EM from an existing probabilistic model.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@seed_option
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -87,7 +98,7 @@ def _warn(err: LpcfgError) -> None:
 )
 @click.option(
     "--tol",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=1e-5,
     show_default=True,
     help="EM stops when the relative log-likelihood change is below this.",
@@ -101,28 +112,28 @@ def _warn(err: LpcfgError) -> None:
 )
 @click.option(
     "--smoothing",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=0.01,
     show_default=True,
     help="EM: weight pulling each state's rule distribution to the state average.",
 )
 @click.option(
     "--noise",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=0.1,
     show_default=True,
     help="EM: relative random perturbation of the split PCFG it starts from.",
 )
 @click.option(
     "--min-singular",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=0.01,
     show_default=True,
     help="Spectral: keep SVD directions with singular values above this only.",
 )
 @click.option(
     "--state-count",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=10.0,
     show_default=True,
     help="Spectral: training nodes per latent state; a nonterminal seen n times gets at "
@@ -137,14 +148,14 @@ def _warn(err: LpcfgError) -> None:
 )
 @click.option(
     "--moment-smoothing",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=30.0,
     show_default=True,
     help="Spectral: C of lambda = sqrt(n) / (C + sqrt(n)) smoothing rule moments (0: off).",
 )
 @click.option(
     "--lexical-weight",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=0.6,
     show_default=True,
     help="Spectral: fixed weight of a word's own moment against its pre-terminal's mean, "
@@ -152,7 +163,7 @@ def _warn(err: LpcfgError) -> None:
 )
 @click.option(
     "--lexical-count",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=10.0,
     show_default=True,
     help="Spectral: C' of the word's weight sqrt(n) / (C' + sqrt(n)) against its "
@@ -183,7 +194,10 @@ def _warn(err: LpcfgError) -> None:
     help="Spectral: weigh each active feature by sqrt(M / (count + 5)).",
 )
 @skip_bad_option
+@progress_option
+@click.pass_context
 def command(
+    ctx: click.Context,
     treebank: tuple[str, ...],
     output: str,
     method: str,
@@ -215,6 +229,12 @@ def command(
 ) -> None:
     """Learn a model from PTB TREEBANK files (normalised and binarized as `binarize` does).
 
+    Every option and file is checked before any work (-o writable, --dev and --init
+    readable and well-formed), so a typo cannot cost a long run. An option the chosen
+    --method cannot use is refused (e.g. --states or --dev with pcfg, --init with spectral,
+    --cap with em); set in a --config file, or when it could not change the model (--jobs
+    without --dev, --seed with pcfg), it is ignored with a warning.
+
     \b
     Examples:
       lpcfg train --method pcfg data/train.mrg -o pcfg.npz
@@ -225,6 +245,7 @@ def command(
       lpcfg train --method pivot+em --states 16 --iterations 3 --dev data/dev.mrg \\
           data/train.mrg -o pivot_em16.npz
     """
+    _check_unused(ctx, method, dev, init, lexical_count)
     grid = _parse_states(states, method, dev)
     m = grid[0]
     if dev_f1_every is None:
@@ -248,15 +269,13 @@ def command(
             lexical_count=lexical_count, features=features,
             seed=seed, caps=_parse_caps(caps),
         )  # fmt: skip
-    t0 = time.perf_counter()
     options = BinarizeOptions(horizontal=horizontal, vertical=vertical, factor=factor)
+    start = _check_files(treebank, output, dev, init, options)
+    t0 = time.perf_counter()
     data = prepare(treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn)
     s = data.summary
-    click.echo(
-        f"lpcfg: {s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
-        f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules",
-        err=True,
-    )
+    report(f"{s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
+           f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules")  # fmt: skip
     meta = {"training": s, "seed": seed}
     if method == "pcfg":
         model = train_pcfg(data.grammar, data.bank, meta)
@@ -265,13 +284,8 @@ def command(
     elif method == "pivot":
         model = _train_pivot(data, meta, m, pivot_options, dev, jobs)
     else:
-        start = None
         if method == "pivot+em":
-            if init:
-                raise LpcfgError("--method pivot+em starts from the pivot model: drop --init")
             start = _train_pivot(data, meta, m, pivot_options, dev, jobs)
-        elif init:
-            start = LPCFG.load(init)
         model = _train_em(data, meta, m, iterations, dev, start, seed, tol, dev_f1_every,
                           smoothing, noise, options, jobs)  # fmt: skip
         if method == "pivot+em":
@@ -280,7 +294,81 @@ def command(
                                "pivot_dev_f1": start.meta.get("dev_f1")})  # fmt: skip
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
     model.save(output)
-    click.echo(f"lpcfg: wrote {output} ({method}, {time.perf_counter() - t0:.1f} s)", err=True)
+    where = "<stdout>" if output == "-" else output
+    report(f"wrote {where} ({method}, {time.perf_counter() - t0:.1f} s)")
+
+
+def _check_files(
+    treebank: tuple[str, ...], output: str, dev: str | None, init: str | None,
+    options: BinarizeOptions,
+) -> LPCFG | None:  # fmt: skip
+    """Check the output and read the small inputs before any work, so that a typo cannot
+    cost a long run; returns the --init model."""
+    check_output(output)
+    inputs = [p for p in (*treebank, dev, init) if p and p != "-"]
+    if output != "-" and os.path.exists(output):
+        for path in inputs:
+            if os.path.exists(path) and os.path.samefile(path, output):
+                raise LpcfgError(f"-o {output} is also an input of this run: it would be "
+                                 "overwritten")  # fmt: skip
+    for path in treebank:
+        if path != "-" and not os.path.exists(path):
+            raise LpcfgError("no such file", source=display_name(path))
+    if dev:
+        binarized_trees([dev], options)  # readable, well-formed, not empty
+    if not init:
+        return None
+    start = LPCFG.load(init)
+    if start.form != "probabilistic":
+        raise LpcfgError("--init needs a probabilistic model (em, pivot, pivot+em, pcfg), "
+                         f"not a {start.meta.get('method', start.form)} one", source=init)
+    return start
+
+
+def _check_unused(
+    ctx: click.Context, method: str, dev: str | None, init: str | None, lexical_count: float
+) -> None:
+    """Options the chosen method cannot use: refused when given on the command line (the
+    user meant something that would not happen), a warning when set in a config file or
+    when they could not change the model (--jobs, --seed)."""
+    em = method in ("em", "pivot+em")
+    em_only = f"with --method {method} (EM only: em, pivot+em)"
+    spectral_only = f"with --method {method} (spectral only)"
+    features = f"with --method {method} (spectral and pivot only)"
+    if method == "pcfg":
+        unused(ctx, "states", "with --method pcfg (the treebank PCFG has one state per symbol)")
+        unused(ctx, "dev", "with --method pcfg (it has no iterations or states to select)")
+        unused(ctx, "seed", "with --method pcfg (it is deterministic)", refuse=False)
+    if not em:
+        for name in ("iterations", "tol", "smoothing", "noise", "dev_f1_every"):
+            unused(ctx, name, em_only)
+    if method != "em":
+        why = "it starts from the pivot model" if method == "pivot+em" else "EM only"
+        unused(ctx, "init", f"with --method {method} ({why})")
+    if method == "pivot+em":
+        unused(ctx, "noise", "with --method pivot+em (EM starts from the pivot model)")
+    if method == "em" and init:
+        unused(ctx, "states", "with --init (the --init model's states are kept)")
+        unused(ctx, "noise", "with --init (it perturbs the split PCFG EM starts from "
+                             "otherwise)")  # fmt: skip
+        unused(ctx, "seed", "with --init (it only perturbs the split PCFG)", refuse=False)
+    if em and not dev:
+        unused(ctx, "dev_f1_every", "without --dev (it sets how often dev F1 is computed)")
+    if not dev:
+        unused(ctx, "jobs", "without --dev (worker processes parse the dev trees)",
+               refuse=False)  # fmt: skip
+    if method != "spectral":
+        for name in ("min_singular", "caps", "moment_smoothing", "lexical_count",
+                     "lexical_weight", "feature_scaling"):  # fmt: skip
+            unused(ctx, name, spectral_only)
+    elif lexical_count != 0:
+        unused(ctx, "lexical_weight", "unless --lexical-count is 0 (it replaces the "
+                                      "count-based weight)")  # fmt: skip
+    if method not in ("spectral", "pivot", "pivot+em"):
+        for name in ("state_count", "inside_features", "outside_features"):
+            unused(ctx, name, features)
+    if method not in ("pivot", "pivot+em"):
+        unused(ctx, "min_count", f"with --method {method} (pivot only)")
 
 
 def _train_em(data, meta, states, iterations, dev, start, seed, tol, dev_f1_every, smoothing,
@@ -291,12 +379,11 @@ def _train_em(data, meta, states, iterations, dev, start, seed, tol, dev_f1_ever
         _, dev_bank, dropped = compile_dev(data.grammar, [dev], options)
         scorer = dev_scorer([dev], jobs=jobs)
         if dropped:
-            click.echo(f"lpcfg: {dropped} dev trees use rules unseen in training: left out of "
-                       "the dev log-likelihood (still parsed for dev F1)", err=True)  # fmt: skip
-    bar = tqdm(total=iterations, desc="em", unit="it", file=click.get_text_stream("stderr"),
-               leave=False)  # fmt: skip
+            report(f"{dropped} dev trees use rules unseen in training: left out of the dev "
+                   "log-likelihood (still parsed for dev F1)")  # fmt: skip
+    bar = progress_bar(total=iterations, desc="em", unit="it")
 
-    def report(rec: dict) -> None:
+    def iteration(rec: dict) -> None:
         bar.update(1)
         parts = [f"iteration {rec['iteration']:3d}", f"train loglik {rec['train_loglik']:.1f}"]
         if rec.get("dev_loglik") is not None:
@@ -304,15 +391,15 @@ def _train_em(data, meta, states, iterations, dev, start, seed, tol, dev_f1_ever
         if rec.get("dev_f1") is not None:
             parts.append(f"dev F1 {rec['dev_f1']:.2f}")
         parts.append(f"{rec['seconds']:.1f} s")
-        bar.write("lpcfg: " + ", ".join(parts), file=click.get_text_stream("stderr"))
+        report(", ".join(parts))
 
     with bar:
         model = train_em(data.grammar, data.bank, states=states, iterations=iterations,
                          seed=seed, init=start, noise=noise, tol=tol, smoothing=smoothing,
                          dev_bank=dev_bank, dev_f1=scorer, dev_f1_every=dev_f1_every,
-                         callback=report, meta=meta)  # fmt: skip
+                         callback=iteration, meta=meta)  # fmt: skip
     sel = model.meta.get("selected_iteration")
-    click.echo(f"lpcfg: selected iteration {sel} of {len(model.meta['history'])}", err=True)
+    report(f"selected iteration {sel} of {len(model.meta['history'])}")
     return model
 
 
@@ -354,38 +441,36 @@ def _train_spectral(
     data, meta: dict, grid: list[int], dev: str | None, options: SpectralOptions, jobs: int
 ) -> LPCFG:  # noqa: ANN001
     """Spectral estimation; with --dev, every grid value is scored and the best kept."""
-    err = click.get_text_stream("stderr")
     if data.originals is None:
         raise LpcfgError("the spectral learner needs the original training trees")
     est = SpectralEstimator(data.grammar, data.bank, data.originals, options)
     unknown = sorted(set(options.caps) - set(data.grammar.symbols))
     if unknown:
         raise LpcfgError(f"--cap names a nonterminal not in the training trees: {unknown[0]!r}")
-    with tqdm(total=data.grammar.n_symbols, desc="svd", unit="nt", file=err,
-              leave=False) as bar:  # fmt: skip
+    with progress_bar(total=data.grammar.n_symbols, desc="svd", unit="nt") as bar:
         est.decompose(max(grid), progress=bar.update)
     sec = est.seconds
-    click.echo(f"lpcfg: features {sec['features']:.1f} s, SVD of {data.grammar.n_symbols} "
-               f"cross-covariances {sec['svd']:.1f} s", err=True)  # fmt: skip
+    report(f"features {sec['features']:.1f} s, SVD of {data.grammar.n_symbols} "
+           f"cross-covariances {sec['svd']:.1f} s")  # fmt: skip
     scorer = dev_scorer([dev], jobs=jobs) if dev else None
     best, best_f1, history = None, -1.0, []
     for m in grid:
         t0 = time.perf_counter()
         model = est.model(m, meta)
-        line = (f"lpcfg: states {m}: {int(model.states.sum())} in all, moments "
+        line = (f"states {m}: {int(model.states.sum())} in all, moments "
                 f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
         rec = {"states": m, "total_states": int(model.states.sum())}
         if scorer is not None:
             t1 = time.perf_counter()
             rec["dev_f1"] = round(scorer(model), 2)
             line += f", dev F1 {rec['dev_f1']:.2f} ({time.perf_counter() - t1:.1f} s)"
-        click.echo(line, err=True)
+        report(line)
         history.append(rec)
         if best is None or rec.get("dev_f1", 0.0) > best_f1:
             best, best_f1 = model, rec.get("dev_f1", 0.0)
     best.meta["dev_grid"] = history
     if len(grid) > 1:
-        click.echo(f"lpcfg: selected states {best.meta['states_requested']}", err=True)
+        report(f"selected states {best.meta['states_requested']}")
     return best
 
 
@@ -393,22 +478,20 @@ def _train_pivot(
     data, meta: dict, m: int, options: PivotOptions, dev: str | None, jobs: int
 ) -> LPCFG:  # noqa: ANN001
     """The pivot learner with a progress bar; with --dev, the model's dev F1 is reported."""
-    err = click.get_text_stream("stderr")
     if data.originals is None:
         raise LpcfgError("the pivot learner needs the original training trees")
     t0 = time.perf_counter()
     est = PivotEstimator(data.grammar, data.bank, data.originals, options)
-    with tqdm(total=data.grammar.n_symbols, desc="pivot", unit="nt", file=err,
-              leave=False) as bar:  # fmt: skip
+    with progress_bar(total=data.grammar.n_symbols, desc="pivot", unit="nt") as bar:
         model = est.model(m, meta, progress=bar.update)
     sec = model.meta["pivot_seconds"]
     distinct = list(model.meta["distinct_states"].values())
-    line = (f"lpcfg: pivot: {sum(distinct)} distinct states, decomposition "
+    line = (f"pivot: {sum(distinct)} distinct states, decomposition "
             f"{sec['decomposition']:.1f} s, rules {sec['rules']:.1f} s, total "
             f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
     if dev:
         t1 = time.perf_counter()
         model.meta["dev_f1"] = round(dev_scorer([dev], jobs=jobs)(model), 2)
         line += f", dev F1 {model.meta['dev_f1']:.2f} ({time.perf_counter() - t1:.1f} s)"
-    click.echo(line, err=True)
+    report(line)
     return model
