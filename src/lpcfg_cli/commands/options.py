@@ -149,12 +149,15 @@ def unused(ctx: click.Context, name: str, why: str, *, refuse: bool = True) -> N
 
     On the command line it is refused (exit 2) when ``refuse``: the user meant something
     that would not happen. From a config file (which may serve several runs) or when it
-    cannot change the result (``refuse=False``), one warning line.
+    cannot change the result (``refuse=False``), one warning line; a config value equal
+    to the default (``seed = 0`` in a file shared by every method) says nothing.
     """
     source = given(ctx, name)
     if source is None:
         return
     param = next(p for p in ctx.command.params if p.name == name)
+    if source is ParameterSource.DEFAULT_MAP and ctx.params.get(name) == param.default:
+        return
     flag = max(param.opts, key=len) if isinstance(param, click.Option) else name
     if source is ParameterSource.DEFAULT_MAP:
         warn(f"{flag} (from --config) has no effect {why}: ignored")
