@@ -7,8 +7,10 @@ All runs are in process (CliRunner, whose stderr is not a terminal) on a tiny tr
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -214,3 +216,16 @@ def test_sample_random_grammar_refuses_the_other_mode(d, tmp_path):
     assert list(tmp_path.iterdir()) == []
     res = invoke("sample", "--random-grammar", out, "--states", "3", "--seed", "2")
     assert res.exit_code == 0 and LPCFG.load(out).max_states == 3
+
+
+def test_docs_cli_md_lists_every_option():
+    """docs/cli.md (the CLI contract) names every option of every subcommand."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    blocks = re.split(r"\n(?=lpcfg \w+ \[OPTIONS\])", text)
+    for name, command in main.commands.items():
+        block = next(b for b in blocks if b.startswith(f"lpcfg {name} [OPTIONS]"))
+        for param in command.params:
+            if not isinstance(param, click.Option):
+                continue
+            for opt in param.opts + param.secondary_opts:
+                assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", block), (name, opt)
