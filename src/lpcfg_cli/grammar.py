@@ -202,7 +202,12 @@ def build_grammar(
         _check_normal_form(tree, i)
     all_words = [w for t in trees for w in leaves(t)]
     known = Lexicon.known_words(all_words, rare)
-    scheme = Signatures.learn(w for w in all_words if w not in known)
+    scheme = Signatures.learn([
+        (node[0], node.label())
+        for tree in trees
+        for node in iter_nodes(tree)
+        if _is_preterminal(node) and node[0] not in known
+    ])  # fmt: skip
     symbols: dict[str, int] = {}
     words: dict[str, int] = {}
     rules: dict[tuple[int, int, int], int] = {}

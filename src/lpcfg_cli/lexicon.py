@@ -1,9 +1,23 @@
 """Words and unknown-word signatures.
 
-Training words seen at most ``rare`` times are replaced by a word-shape signature
-(capitalisation, digits, dashes, common English suffixes, in the manner of the Berkeley
-parser's ``UNK`` classes), so that the grammar learns which pre-terminals take unseen words of
-each shape. At parse time a known word maps to itself. Any other token ``w`` with signature ``s`` is
+Training words seen at most ``rare`` times are replaced by a word-shape signature, so that the
+grammar learns which pre-terminals take unseen words of each shape (in the manner of the
+Berkeley parser's ``UNK`` classes, made to work for any language):
+
+- case of the cased letters: first word capitalised, capitalised, all capitals, mixed, lower;
+  words whose letters have no case (Chinese, Japanese, Arabic, Hebrew, Thai...) ``NOCASE``;
+- the script of the letters when it is not Latin (``CJK``, ``HIRAGANA``, ``CYRILLIC``...,
+  from the Unicode character names; ``MIXS`` for letters of several scripts);
+- numerals of any script (``str.isnumeric``: ASCII and Arabic-Indic digits, fractions, Roman
+  and CJK numerals): ``NUM`` for numerals only, ``DIG`` beside letters, ``PERIOD`` with a dot;
+- a dash of any kind (Unicode ``Pd``);
+- tokens with no letter or numeral: ``PUNCT`` (punctuation only), ``CUR`` (a currency sign),
+  ``SYM`` (other symbols);
+- a suffix, learned from the training data: the endings (2-4 letters) of rare words that say
+  most about their pre-terminal (``Signatures.learn``); the suffixes in use are recovered
+  from a model's vocabulary, so parsing assigns unknown words exactly as training did.
+
+At parse time a known word maps to itself. Any other token ``w`` with signature ``s`` is
 scored for pre-terminal ``a`` by ``(1 - lam) q(a -> s) + lam f_s sum_s' q(a -> s')``: its
 own signature's rule, backed off to "some rare word" scaled by the signature's share ``f_s``
 of the rare training tokens, so that a pre-terminal that never took a word of this shape
@@ -13,50 +27,155 @@ training uses the share of a signature seen once.
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 SIGNATURE_PREFIX = "UNK"
 
-_SUFFIXES = (
-    "ing", "ed", "ion", "er", "est", "ly", "ity", "y", "al", "s", "ble", "ive", "ic", "ous",
-    "ment", "ness", "ist", "ism", "ful", "less", "ize", "ise", "ate", "en", "age",
-)  # fmt: skip
-
 # Token spellings a user's tokenizer may emit for brackets; the treebank uses the escapes.
 _BRACKETS = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
 
 
-def signature(word: str, first: bool = False) -> str:
-    """Word-shape class of ``word`` (``first``: it starts the sentence), e.g. ``UNK-INITC-s``."""
-    parts = [SIGNATURE_PREFIX]
-    has_upper = any(ch.isupper() for ch in word)
-    has_lower = any(ch.islower() for ch in word)
-    has_digit = any(ch.isdigit() for ch in word)
-    has_alpha = any(ch.isalpha() for ch in word)
-    if word[:1].isupper():
-        parts.append("INITC" if not first else "FIRSTC")
-        if not has_lower:
-            parts.append("CAPS")
-    elif has_upper:
-        parts.append("MIXC")
-    elif has_lower:
-        parts.append("LC")
-    if has_digit:
-        parts.append("NUM" if not has_alpha else "DIG")
-    if "-" in word:
+def _script(ch: str) -> str:
+    """First word of the character's Unicode name (``LATIN``, ``CJK``, ``ARABIC``...)."""
+    name = unicodedata.name(ch, "")
+    return name.split(" ", 1)[0] if name else "UNNAMED"
+
+
+def _shape(word: str, first: bool) -> list[str]:
+    """The shape parts of ``word``'s signature (without prefix and suffix)."""
+    letters = [ch for ch in word if ch.isalpha() and not ch.isnumeric()]
+    numerals = any(ch.isnumeric() for ch in word)
+    cased = [ch for ch in letters if ch.isupper() or ch.islower() or ch.istitle()]
+    parts = []
+    if cased:
+        lead = word[0]
+        if lead.isupper() or lead.istitle():
+            parts.append("FIRSTC" if first else "INITC")
+            if not any(ch.islower() for ch in cased):
+                parts.append("CAPS")
+        elif any(ch.isupper() or ch.istitle() for ch in cased):
+            parts.append("MIXC")
+        else:
+            parts.append("LC")
+    elif letters:
+        parts.append("NOCASE")
+    scripts = {_script(ch) for ch in letters} - {"LATIN"}
+    if scripts:
+        parts.append(scripts.pop() if len(scripts) == 1 else "MIXS")
+    if numerals:
+        parts.append("DIG" if letters else "NUM")
+    if any(unicodedata.category(ch) == "Pd" for ch in word):
         parts.append("DASH")
-    if not has_alpha and not has_digit:
-        parts.append("SYM")
-    if "." in word and has_digit:
+    if not letters and not numerals:
+        cats = {unicodedata.category(ch) for ch in word}
+        if "Sc" in cats:
+            parts.append("CUR")
+        elif all(c.startswith("P") for c in cats):
+            parts.append("PUNCT")
+        else:
+            parts.append("SYM")
+    if numerals and "." in word:
         parts.append("PERIOD")
+    return parts
+
+
+def _information(dist: Counter[str], prior: Counter[str]) -> float:
+    """``n KL(dist || prior)`` (nats) of a tag distribution given as counts: how much
+    knowing the class says about the tags of its ``n`` tokens."""
+    n, total = sum(dist.values()), sum(prior.values())
+    return sum(c * math.log((c / n) / (prior[t] / total)) for t, c in dist.items())
+
+
+def _endings(word: str) -> list[str]:
+    """Candidate suffixes of ``word``, longest first: its lower-cased endings of 4, 3 and 2
+    letters that leave a stem of at least two characters; in a script without case (CJK,
+    kana, Thai...), where one character is a morpheme or a syllable, also the last character,
+    with a stem of one. (Single letters of a cased script were measured worse: learned from
+    the PTB training split they gave strict dev F1 69.58 with the PCFG, against 69.82 for 2-4
+    letters and 69.98 for the hand-made English list this replaces.)"""
     lower = word.lower()
-    if has_lower and len(word) > 3:
-        for suffix in _SUFFIXES:
-            if lower.endswith(suffix) and len(lower) > len(suffix) + 1:
-                parts.append(suffix)
-                break
-    return "-".join(parts)
+    uncased = lower[-1:].isalpha() and not (lower[-1:].islower() or lower[-1:].isupper())
+    stem = 1 if uncased else 2
+    out = []
+    for k in (4, 3, 2, 1) if uncased else (4, 3, 2):
+        end = lower[-k:]
+        if len(lower) >= k + stem and all(ch.isalpha() and not ch.isnumeric() for ch in end):
+            out.append(end)
+    return out
+
+
+class Signatures:
+    """The signature scheme of one grammar: the shape classes and a suffix inventory."""
+
+    #: Suffixes kept: the endings of rare training words that say most about their
+    #: pre-terminal (``learn``), at most ``MAX_SUFFIXES``, each ending ``MIN_TOKENS`` or more.
+    MAX_SUFFIXES = 30
+    MIN_TOKENS = 10
+    MIN_GAIN = 2.0  # nats: n KL of a longer ending against its chosen shorter one
+
+    def __init__(self, suffixes: Iterable[str] = ()):
+        self.suffixes = frozenset(suffixes)
+
+    @classmethod
+    def learn(cls, rare: Sequence[tuple[str, str]]) -> Signatures:
+        """The suffix inventory of a treebank's rare words, given as (word, pre-terminal)
+        tokens: each ending is scored by the information it carries about the pre-terminal,
+        ``n_s KL(p(tag | ending s) || p(tag | rare))``, so that endings frequent in every class
+        (``te``, ``on`` in English) rank low and ``ing``, ``ed``, ``ly`` high."""
+        by_end: dict[str, Counter[str]] = {}
+        tags: Counter[str] = Counter()
+        for word, tag in rare:
+            tags[tag] += 1
+            for ending in _endings(word):
+                by_end.setdefault(ending, Counter())[tag] += 1
+        scored = sorted(
+            (-_information(dist, tags), ending)
+            for ending, dist in by_end.items()
+            if sum(dist.values()) >= cls.MIN_TOKENS
+        )
+        chosen = {e for _, e in scored[: cls.MAX_SUFFIXES]}
+        # A longer ending that says nothing its chosen shorter ending does not ("king" after
+        # "ing", "友们" after "们") would only split that class: drop it.
+        for ending in sorted(chosen, key=len, reverse=True):
+            shorter = [ending[k:] for k in range(1, len(ending)) if ending[k:] in chosen]
+            if shorter and _information(by_end[ending], by_end[shorter[0]]) < cls.MIN_GAIN:
+                chosen.discard(ending)
+        chosen = cls(chosen)
+        # A suffix that is never the longest match of a rare word (all the words ending in
+        # "ing" end in "king") would be missing from the vocabulary, and parsing could not
+        # recover it: drop it (moving no word, so the rest stays in use).
+        used = {chosen._suffix(word) for word, _ in rare}
+        return cls(chosen.suffixes & used)
+
+    def _suffix(self, word: str) -> str | None:
+        for ending in _endings(word):
+            if ending in self.suffixes:
+                return ending
+        return None
+
+    @classmethod
+    def from_vocabulary(cls, words: Iterable[str]) -> Signatures:
+        """The scheme a grammar was trained with, read off its signature entries."""
+        found = set()
+        for w in words:
+            if is_signature(w):
+                # Shape parts are upper-case ASCII names; a suffix is a lower-cased ending
+                # (or one in a script without case), never one of them.
+                last = w.rsplit("-", 1)[-1]
+                if last and not (last.isascii() and last.isupper()):
+                    found.add(last)
+        return cls(found)
+
+    def __call__(self, word: str, first: bool = False) -> str:
+        """Signature of ``word`` (``first``: it starts the sentence), e.g. ``UNK-INITC-s``."""
+        parts = [SIGNATURE_PREFIX, *_shape(word, first)]
+        suffix = self._suffix(word)
+        if suffix is not None:
+            parts.append(suffix)
+        return "-".join(parts)
 
 
 def is_signature(token: str) -> bool:
@@ -85,6 +204,7 @@ class Lexicon:
         self.index = {w: i for i, w in enumerate(self.words)}
         self.known = set(known)
         self.signature_ids = [i for i, w in enumerate(self.words) if is_signature(w)]
+        self.signature = Signatures.from_vocabulary(self.words[i] for i in self.signature_ids)
         counts = list(counts) if counts is not None else [1] * len(self.words)
         self.rare_total = max(1, sum(counts[i] for i in self.signature_ids))
         self.counts = counts
@@ -96,16 +216,16 @@ class Lexicon:
         return {w for w, c in counts.items() if c > rare and not is_signature(w)}
 
     @staticmethod
-    def training_token(word: str, position: int, known: set[str]) -> str:
+    def training_token(word: str, position: int, known: set[str], scheme: Signatures) -> str:
         """The vocabulary entry a training word is counted under."""
-        return word if word in known else signature(word, position == 0)
+        return word if word in known else scheme(word, position == 0)
 
     def lookup(self, token: str, position: int) -> list[int]:
         """Word ids whose lexical rules score ``token`` at sentence ``position``."""
         token = canonical(token)
         if token in self.known:
             return [self.index[token]]
-        sig = self.index.get(signature(token, position == 0))
+        sig = self.index.get(self.signature(token, position == 0))
         if sig is not None:
             return [sig]
         return list(self.signature_ids)
@@ -115,7 +235,7 @@ class Lexicon:
         token = canonical(token)
         if token in self.known:
             return [(self.index[token], 1.0)]
-        sig = self.index.get(signature(token, position == 0))
+        sig = self.index.get(self.signature(token, position == 0))
         share = (self.counts[sig] if sig is not None else 1) / self.rare_total
         out = [(i, self.BACKOFF * share) for i in self.signature_ids]
         if sig is not None:
