@@ -78,8 +78,8 @@ class Parser:
         # Parameters beyond float32's comfortable range (a tensor-form model from a learner
         # without singular-value guards can hold 1e30 and more) would overflow to inf and
         # poison every chart: such models run in float64.
-        largest = max(float(np.abs(a).max(initial=0.0)) for a in (model.binary, model.lexical,
-                                                                   model.root))  # fmt: skip
+        largest = max(max(float(a.max(initial=0.0)), -float(a.min(initial=0.0)))
+                      for a in (model.binary, model.lexical, model.root))  # fmt: skip
         dtype = np.float32 if largest < 1e20 else np.float64
         self.latent = (
             None
