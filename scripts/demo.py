@@ -31,7 +31,7 @@ from prepare_data import SOURCE_FILE, STANDARD_SOURCE, folder_source, write_spli
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
-from lpcfg_cli.trees import format_tree, standard_split
+from lpcfg_cli.trees import format_tree, leaves, standard_split
 
 AVAILABLE = ["pcfg", "em", "spectral", "pivot", "pivot+em"]
 # Per-method training options of the standard experiment (the issues' acceptance runs).
@@ -87,7 +87,7 @@ def write_synthetic(folder: Path) -> str:
         with atomic_output(folder / f"{name}.mrg") as fh:
             fh.writelines(format_tree(t, "TOP") + "\n" for t in part)
         with atomic_output(folder / f"{name}.txt") as fh:
-            fh.writelines(" ".join(t.leaves()) + "\n" for t in part)
+            fh.writelines(" ".join(leaves(t)) + "\n" for t in part)
     with atomic_output(folder / SOURCE_FILE) as fh:  # last: only a complete folder is reused
         fh.write(SYNTHETIC_SOURCE + "\n")
     return SYNTHETIC_SOURCE

@@ -16,10 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
-import nltk
-
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
+from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import ROOT_LABELS, format_tree, standard_split, words
 
 # A data folder's provenance line: what `make demo` reports, and how it tells real data from
@@ -39,9 +38,9 @@ def folder_source(folder: Path) -> str | None:
     return source if all((folder / part).is_file() for part in PARTS) else None
 
 
-def as_top(tree: nltk.Tree) -> str:
+def as_top(tree: Tree) -> str:
     """The tree with its root wrapper labelled TOP: ``(TOP (S ...))``."""
-    if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], nltk.Tree):
+    if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], Tree):
         tree = tree[0]
     return format_tree(tree, root="TOP")
 
@@ -58,7 +57,7 @@ def main() -> int:
     return 0
 
 
-def write_split(split: dict[str, list[nltk.Tree]], out: Path) -> None:
+def write_split(split: dict[str, list[Tree]], out: Path) -> None:
     """Write the split's files into ``out``, then its provenance line."""
     out.mkdir(parents=True, exist_ok=True)
     for part, trees in split.items():

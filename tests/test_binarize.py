@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import itertools
 
-import nltk
 import pytest
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.trees import normalize
+from lpcfg_cli.tree import Tree
+from lpcfg_cli.trees import iter_nodes, normalize, parse_tree
 
 
-def in_normal_form(tree: nltk.Tree) -> bool:
-    for node in tree.subtrees():
+def in_normal_form(tree: Tree) -> bool:
+    for node in iter_nodes(tree):
         pre = len(node) == 1 and isinstance(node[0], str)
         inner = len(node) == 2 and not any(isinstance(k, str) for k in node)
         if not (pre or inner):
@@ -26,7 +26,7 @@ OPTIONS = [BinarizeOptions(h, v, f)
 
 
 def test_examples():
-    t = nltk.Tree.fromstring("(S (NP (DT a) (JJ b) (NN c) (NN d)) (VP (VB go)))")
+    t = parse_tree("(S (NP (DT a) (JJ b) (NN c) (NN d)) (VP (VB go)))")
     assert str(binarize(t)) == ("(S (NP (DT a) (@NP (JJ b) (@NP (NN c) (NN d)))) (VP+VB go))")
     left = binarize(t, BinarizeOptions(horizontal=1, vertical=2, factor="left"))
     assert (
@@ -38,7 +38,7 @@ def test_examples():
 
 def test_one_word_sentences_survive():
     for raw in ["(NN hello)", "(S (VP (VB go)))", "(FRAG (NP (NN wow)))"]:
-        t = nltk.Tree.fromstring(raw)
+        t = parse_tree(raw)
         for opts in OPTIONS:
             b = binarize(t, opts)
             assert len(b) == 1 and isinstance(b[0], str)
@@ -47,11 +47,11 @@ def test_one_word_sentences_survive():
 
 def test_reserved_characters_are_refused():
     with pytest.raises(LpcfgError, match="reserved"):
-        binarize(nltk.Tree.fromstring("(S (A+B (NN x)) (VB y))"))
+        binarize(parse_tree("(S (A+B (NN x)) (VB y))"))
 
 
 def test_debinarize_accepts_parser_output_with_odd_intermediates():
-    t = nltk.Tree.fromstring("(@NP (DT a) (@VP (NN b) (NN c)))")
+    t = parse_tree("(@NP (DT a) (@VP (NN b) (NN c)))")
     assert str(debinarize(t)) == "(NP (DT a) (NN b) (NN c))"
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import nltk
 import numpy as np
 import pytest
 
 from lpcfg_cli.decode import best_labels, goodman_trees
 from lpcfg_cli.synthetic import random_lpcfg
+from lpcfg_cli.tree import Tree
+from lpcfg_cli.trees import leaves
 from tests.test_engine import run_latent, short_sentences
 
 
@@ -15,13 +16,13 @@ def all_trees(i, j, labels):
     """Every binary bracketing of [i, j) with any label available for each span."""
     if j - i == 1:
         for a, score in labels.get((i, j), []):
-            yield score, nltk.Tree(a, [str(i)])
+            yield score, Tree(a, [str(i)])
         return
     for k in range(i + 1, j):
         for ls, lt in all_trees(i, k, labels):
             for rs, rt in all_trees(k, j, labels):
                 for a, score in labels.get((i, j), []):
-                    yield ls + rs + score, nltk.Tree(a, [lt, rt])
+                    yield ls + rs + score, Tree(a, [lt, rt])
 
 
 def tree_score(tree, scores, i=0):
@@ -59,5 +60,5 @@ def test_goodman_tree_maximises_summed_marginals(seed):
         best = max(score for score, _ in all_trees(0, len(words), labels))
         got, end = tree_score(trees[s], scores)
         assert end == len(words)
-        assert trees[s].leaves() == words
+        assert leaves(trees[s]) == words
         assert got == pytest.approx(best, rel=1e-9)

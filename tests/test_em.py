@@ -10,6 +10,7 @@ import pytest
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.em import Params, Trees, e_step, train_em
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.trees import iter_nodes
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def reindex(truth, grammar):
 def brute_force_loglik(model, tree) -> float:
     """log p(tree) summing over every latent assignment of its nodes."""
     g = model.grammar
-    nodes = list(tree.subtrees())
+    nodes = list(iter_nodes(tree))
     m = int(model.states[0])
     total = 0.0
     for hs in itertools.product(range(m), repeat=len(nodes)):
@@ -65,7 +66,7 @@ def brute_force_loglik(model, tree) -> float:
 
 def test_e_step_likelihood_and_counts_match_brute_force(truth, treebank):
     trees, grammar, bank = treebank
-    small = [t for t in trees if len(list(t.subtrees())) <= 7][:5]
+    small = [t for t in trees if len(list(iter_nodes(t))) <= 7][:5]
     g2, b2 = build_grammar(small, rare=0)
     model = reindex(truth, g2)
     params = Params.from_model(model)

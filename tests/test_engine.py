@@ -12,14 +12,15 @@ from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.trees import leaves, parse_tree
 
 
 def short_sentences(model, n, max_len, seed):
     """Sentences drawn from the model (so they have parses), at most ``max_len`` words."""
     out = []
     for t in sample_trees(model, 400, seed=seed):
-        if len(t.leaves()) <= max_len:
-            out.append(t.leaves())
+        if len(leaves(t)) <= max_len:
+            out.append(leaves(t))
         if len(out) == n:
             break
     return out
@@ -194,7 +195,6 @@ def test_split_model_is_a_proper_latent_model_with_the_same_sentence_probabiliti
 def test_sentence_probability_equals_sum_over_sampled_trees():
     """On a tiny grammar, sampling finds every tree of a short sentence: the distinct
     sampled trees' probabilities add up to the chart's sentence probability."""
-    import nltk
 
     model = random_lpcfg(n_inter=2, n_pre=2, n_words=3, states=2, rules_per_symbol=3,
                          words_per_tag=2, seed=21)  # fmt: skip
@@ -202,14 +202,14 @@ def test_sentence_probability_equals_sum_over_sampled_trees():
     trees = sample_trees(model, 20000, seed=22)
     by_yield: dict[tuple[str, ...], set[str]] = {}
     for t in trees:
-        by_yield.setdefault(tuple(t.leaves()), set()).add(str(t))
+        by_yield.setdefault(tuple(leaves(t)), set()).add(str(t))
     sentence, distinct = max(
         ((s, d) for s, d in by_yield.items() if 3 <= len(s) <= 4), key=lambda kv: len(kv[1])
     )
     assert len(distinct) >= 2
 
     def tree_prob(text: str) -> float:
-        tree = nltk.Tree.fromstring(text)
+        tree = parse_tree(text)
 
         def inside(node):
             a = g.symbol_index[node.label()]

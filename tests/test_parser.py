@@ -8,6 +8,7 @@ from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.em import train_em
 from lpcfg_cli.parser import Parser
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.trees import iter_nodes, leaves
 
 
 def model_and_sentences():
@@ -16,7 +17,7 @@ def model_and_sentences():
     trees = sample_trees(truth, 300, seed=10)
     grammar, bank = build_grammar(trees[:250])
     model = train_em(grammar, bank, states=2, iterations=2, seed=3)
-    return model, [t.leaves() for t in trees[250:280]]
+    return model, [leaves(t) for t in trees[250:280]]
 
 
 def test_thresholds_loosen_to_no_pruning():
@@ -37,7 +38,7 @@ def test_a_chart_pruned_bare_is_retried_looser_and_parses_as_without_pruning():
     assert bare.stats.retries >= long > 0
     assert bare.stats.fallbacks == 0
     assert [str(r.tree) for r in got] == [str(r.tree) for r in want]
-    assert {r.threshold for r in got if len(r.tree.leaves()) > 1} <= {1e-3, 0.0}
+    assert {r.threshold for r in got if len(leaves(r.tree)) > 1} <= {1e-3, 0.0}
 
 
 def test_fallback_tags_each_word_and_keeps_every_word():
@@ -46,8 +47,8 @@ def test_fallback_tags_each_word_and_keeps_every_word():
     words = sentences[0] + ["never-seen-word"]
     res = parser.fallback(words, "testing")
     assert res.fallback == "testing"
-    assert res.tree.leaves() == words
+    assert leaves(res.tree) == words
     assert all(len(leaf) == 1 for leaf in res.tree)  # flat: pre-terminal over each word
     too_long = Parser(model, max_length=2).parse([sentences[0]])[0]
-    assert too_long.fallback and too_long.tree.leaves() == sentences[0]
-    assert np.all([not t.label().startswith("@") for t in res.tree.subtrees()])
+    assert too_long.fallback and leaves(too_long.tree) == sentences[0]
+    assert np.all([not t.label().startswith("@") for t in iter_nodes(res.tree)])

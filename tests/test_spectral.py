@@ -14,6 +14,7 @@ from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.synthetic import pivot_lpcfg, random_lpcfg, sample_trees
+from lpcfg_cli.trees import format_tree, leaves, parse_tree
 
 # ------------------------------------------------------------------ guarded SVD
 
@@ -63,10 +64,9 @@ def test_scipy_svds_spurious_values_would_be_inverted():
 
 
 def test_features_of_a_small_tree():
-    import nltk
 
-    tree = nltk.Tree.fromstring("(S (NP (DT The) (NN dog)) (VP (VBD barked)))")
-    binarized = nltk.Tree.fromstring("(S (NP (DT The) (NN dog)) (VP+VBD barked))")
+    tree = parse_tree("(S (NP (DT The) (NN dog)) (VP (VBD barked)))")
+    binarized = parse_tree("(S (NP (DT The) (NN dog)) (VP+VBD barked))")
     grammar, bank = build_grammar([binarized], rare=0)
     feats = node_features(grammar, bank, [tree], FeatureOptions(scale=False))
     # Post-order: DT, NN, NP, VP+VBD, S. Pre-terminals: word, head, length; others: no word.
@@ -138,7 +138,7 @@ def test_tree_scores_of_the_true_model_sum_to_one(truth):
     bank, _ = compile_trees(truth.grammar, trees)
     lp, sign = tree_scores(truth, bank)
     assert (sign > 0).all()
-    strings = [t.pformat(margin=10**6) for t in trees]
+    strings = [format_tree(t) for t in trees]
     most = max(set(strings), key=strings.count)
     freq = strings.count(most) / len(strings)
     assert abs(np.exp(lp[strings.index(most)]) - freq) < 4 * np.sqrt(freq / len(trees))
@@ -204,7 +204,7 @@ def test_parser_survives_parameters_beyond_float32(truth):
     trees = sample_trees(truth, 800, seed=12)
     grammar, bank = build_grammar(trees[:700], rare=0)
     model = SpectralEstimator(grammar, bank, trees[:700]).model(2)
-    sentences = [t.leaves() for t in trees[700:]]
+    sentences = [leaves(t) for t in trees[700:]]
     plain = [r.tree for r in Parser(model).parse(sentences)]
     model.binary *= 1e25
     parser = Parser(model)

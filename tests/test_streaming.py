@@ -13,7 +13,7 @@ from lpcfg_cli.learners.em import train_em
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import BLOCK, StreamParser
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
-from lpcfg_cli.trees import format_tree
+from lpcfg_cli.trees import format_tree, leaves
 
 
 def lpcfg(*args: str) -> list[str]:
@@ -30,7 +30,7 @@ def latent(tmp_path_factory):
     grammar, bank = build_grammar(trees[:500])
     model = train_em(grammar, bank, states=2, iterations=2, seed=1)
     model.save(d / "m.npz")
-    (d / "test.txt").write_text("".join(" ".join(t.leaves()) + "\n" for t in trees[500:]))
+    (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in trees[500:]))
     (d / "test.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[500:]))
     return d
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import nltk
 import numpy as np
 import pytest
 
@@ -21,12 +20,14 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.heads import constituent_heads
+from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import (
     escape_token,
     format_tree,
     iter_nodes,
     leaves,
     normalize,
+    parse_tree,
     read_treebank,
     tagged_words,
     words,
@@ -63,14 +64,14 @@ HOSTILE_TOKENS = [":-)", "(a)", "((", ")", "(", "a(b", "x)y)", "{", "]", ":-\\",
 
 
 def test_brackets_inside_tokens_are_written_with_ptb_names():
-    assert format_tree(nltk.Tree("JJ", [":-)"]), root="TOP") == "(TOP (JJ :--RRB-))"
-    assert format_tree(nltk.Tree("VB", ["(a)"])) == "(VB -LRB-a-RRB-)"
-    assert format_tree(nltk.Tree("NP(x", [nltk.Tree("A)", ["w"])])) == "(NP-LRB-x (A-RRB- w))"
+    assert format_tree(Tree("JJ", [":-)"]), root="TOP") == "(TOP (JJ :--RRB-))"
+    assert format_tree(Tree("VB", ["(a)"])) == "(VB -LRB-a-RRB-)"
+    assert format_tree(Tree("NP(x", [Tree("A)", ["w"])])) == "(NP-LRB-x (A-RRB- w))"
     assert escape_token("{") == "-LCB-" and escape_token("x{") == "x{"
 
 
 def test_every_written_tree_is_balanced_and_reads_back_as_written(tmp_path):
-    tree = nltk.Tree(")S(", [nltk.Tree(f"T{i}(", [tok]) for i, tok in enumerate(HOSTILE_TOKENS)])
+    tree = Tree(")S(", [Tree(f"T{i}(", [tok]) for i, tok in enumerate(HOSTILE_TOKENS)])
     line = format_tree(tree, root="TOP")
     assert balanced(line)
     (rec,) = read_treebank([write(tmp_path, "w.mrg", line + "\n")])
@@ -81,7 +82,7 @@ def test_every_written_tree_is_balanced_and_reads_back_as_written(tmp_path):
 
 
 def test_evaluate_scores_escaped_words_like_any_other(tmp_path):
-    line = format_tree(nltk.Tree("S", [nltk.Tree("JJ", [":-)"]), nltk.Tree("NN", ["(a)"])]),
+    line = format_tree(Tree("S", [Tree("JJ", [":-)"]), Tree("NN", ["(a)"])]),
                        root="TOP")  # fmt: skip
     result = evaluate_lines([line], [line])
     assert not result.messages and result.all.figures()["fmeasure"] == 100.0
@@ -134,36 +135,36 @@ def test_binarize_and_train_skip_bad_keep_fifty_of_fifty_one(tmp_path):
 
 # --- item 5: any depth, any width, no recursion --------------------------------------------
 
-def right_branching(depth: int) -> nltk.Tree:
+def right_branching(depth: int) -> Tree:
     """(X (A a0) (X (A a1) (X ... (A end)))): ``depth`` levels, binary all the way down."""
-    tree = nltk.Tree("A", ["end"])
+    tree = Tree("A", ["end"])
     for i in range(depth - 1):
-        tree = nltk.Tree("X", [nltk.Tree("A", [f"a{i}"]), tree])
+        tree = Tree("X", [Tree("A", [f"a{i}"]), tree])
     return tree
 
 
-def unary_chain(depth: int) -> nltk.Tree:
+def unary_chain(depth: int) -> Tree:
     """(U0 (U1 (U0 ... (A end)))): one word under ``depth`` levels."""
-    tree = nltk.Tree("A", ["end"])
+    tree = Tree("A", ["end"])
     for i in range(depth - 1):
-        tree = nltk.Tree(f"U{i % 2}", [tree])
+        tree = Tree(f"U{i % 2}", [tree])
     return tree
 
 
-def wide(width: int) -> nltk.Tree:
-    return nltk.Tree("S", [nltk.Tree(f"T{i % 7}", [f"w{i}"]) for i in range(width)])
+def wide(width: int) -> Tree:
+    return Tree("S", [Tree(f"T{i % 7}", [f"w{i}"]) for i in range(width)])
 
 
 SHAPES = {"right-branching": lambda: right_branching(DEPTH), "unary": lambda: unary_chain(DEPTH),
           "wide": lambda: wide(WIDTH)}  # fmt: skip
 
 
-def height(tree: nltk.Tree) -> int:
+def height(tree: Tree) -> int:
     best, stack = 0, [(tree, 1)]
     while stack:
         node, h = stack.pop()
         best = max(best, h)
-        stack.extend((c, h + 1) for c in node if isinstance(c, nltk.Tree))
+        stack.extend((c, h + 1) for c in node if isinstance(c, Tree))
     return best
 
 
@@ -190,14 +191,14 @@ def test_library_handles_deep_and_wide_trees(tmp_path, shape):
 @pytest.mark.parametrize("raw", ["(S w (NN x))", "(S (NP) (NN x))"])
 def test_binarize_refuses_what_is_not_a_normalised_tree_in_one_line(raw):
     with pytest.raises(LpcfgError, match="pre-terminal|empty constituent"):
-        binarize(nltk.Tree.fromstring(raw))
+        binarize(parse_tree(raw))
 
 
 def test_x_over_x_chains_of_any_length_collapse():
-    tree = nltk.Tree("NN", ["w"])
+    tree = Tree("NN", ["w"])
     for _ in range(DEPTH):
-        tree = nltk.Tree("NP", [tree])
-    assert format_tree(normalize(nltk.Tree("TOP", [tree]))) == "(NP (NN w))"
+        tree = Tree("NP", [tree])
+    assert format_tree(normalize(Tree("TOP", [tree]))) == "(NP (NN w))"
 
 
 def test_decoding_a_long_sentence_builds_a_deep_tree_without_recursion():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 import sys
 
-import nltk
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.trees import format_tree, normalize, read_treebank, words
+from lpcfg_cli.tree import Tree
+from lpcfg_cli.trees import format_tree, leaves, normalize, parse_tree, read_treebank, words
 
 PRETTY = """( (S
     (NP-SBJ (DT The) (NN cat) )
@@ -90,7 +90,7 @@ def test_skip_bad_reports_and_continues(tmp_path):
     ],
 )  # fmt: skip
 def test_normalize(raw, expected):
-    tree = nltk.Tree.fromstring(raw)
+    tree = parse_tree(raw)
     before = str(tree)
     out = normalize(tree)
     assert (format_tree(out) if out is not None else None) == expected
@@ -98,10 +98,10 @@ def test_normalize(raw, expected):
 
 
 def test_format_escapes_brackets_and_wraps_root():
-    tree = nltk.Tree("NP", [nltk.Tree("-LRB-", ["("]), nltk.Tree("NN", ["x"])])
+    tree = Tree("NP", [Tree("-LRB-", ["("]), Tree("NN", ["x"])])
     assert format_tree(tree, root="TOP") == "(TOP (NP (-LRB- -LRB-) (NN x)))"
     assert format_tree(None) == "()"
-    assert nltk.Tree.fromstring(format_tree(tree)).leaves() == ["-LRB-", "x"]
+    assert leaves(parse_tree(format_tree(tree))) == ["-LRB-", "x"]
 
 
 def test_standard_split_sizes(ptb_split):

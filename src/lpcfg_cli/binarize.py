@@ -30,9 +30,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import nltk
-
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import iter_nodes
 
 CHAIN = "+"
@@ -68,11 +67,11 @@ class BinarizeOptions:
         return cls(**data)
 
 
-def _is_preterminal(node: nltk.Tree) -> bool:
+def _is_preterminal(node: Tree) -> bool:
     return len(node) == 1 and isinstance(node[0], str)
 
 
-def check_labels(tree: nltk.Tree) -> None:
+def check_labels(tree: Tree) -> None:
     """Raise LpcfgError if a label would make the binarized label space ambiguous."""
     for node in iter_nodes(tree):
         label = node.label()
@@ -83,7 +82,7 @@ def check_labels(tree: nltk.Tree) -> None:
             )
 
 
-def binarize(tree: nltk.Tree, options: BinarizeOptions | None = None) -> nltk.Tree:
+def binarize(tree: Tree, options: BinarizeOptions | None = None) -> Tree:
     """The strict-normal-form binarization of a normalised tree (a new tree).
 
     Works on trees of any depth and width (an explicit stack, no recursion; a unary chain
@@ -92,7 +91,7 @@ def binarize(tree: nltk.Tree, options: BinarizeOptions | None = None) -> nltk.Tr
     opts = options or BinarizeOptions()
     check_labels(tree)
     keep = opts.vertical - 1  # ancestor labels a phrasal label is annotated with
-    result: nltk.Tree | None = None
+    result: Tree | None = None
     # A frame: [chain symbol, bottom node's annotated label, bottom node, its ancestors,
     # next child, binarized children].
     frames = [_chain(tree, (), keep)]
@@ -100,7 +99,7 @@ def binarize(tree: nltk.Tree, options: BinarizeOptions | None = None) -> nltk.Tr
         frame = frames[-1]
         symbol, label, node, ancestors, i, kids = frame
         if _is_preterminal(node):
-            out = nltk.Tree(symbol, [node[0]])
+            out = Tree(symbol, [node[0]])
         elif i < len(node):
             frame[4] = i + 1
             child = node[i]
@@ -122,7 +121,7 @@ def binarize(tree: nltk.Tree, options: BinarizeOptions | None = None) -> nltk.Tr
     return result
 
 
-def _chain(node: nltk.Tree, ancestors: tuple[str, ...], keep: int) -> list:
+def _chain(node: Tree, ancestors: tuple[str, ...], keep: int) -> list:
     """A ``binarize`` frame for ``node``: its unary chain followed down to the first node
     that is a pre-terminal or has several children, and the chain's ``+`` symbol.
 
@@ -145,27 +144,27 @@ def _chain(node: nltk.Tree, ancestors: tuple[str, ...], keep: int) -> list:
     return [CHAIN.join(labels), labels[-1], node, ancestors, 0, []]
 
 
-def _factor(label: str, kids: list[nltk.Tree], opts: BinarizeOptions) -> nltk.Tree:
+def _factor(label: str, kids: list[Tree], opts: BinarizeOptions) -> Tree:
     """Binary nodes over ``kids`` under ``label`` with intermediate ``@`` symbols.
 
     An intermediate symbol's context is the last ``h`` siblings generated before it: to its
     left in right factoring, inside it in left factoring.
     """
     if len(kids) == 2:
-        return nltk.Tree(label, kids)
+        return Tree(label, kids)
     n = len(kids)
     if opts.factor == "right":
-        node = nltk.Tree(_intermediate(label, kids, n - 2, opts), kids[n - 2 :])
+        node = Tree(_intermediate(label, kids, n - 2, opts), kids[n - 2 :])
         for i in range(n - 3, 0, -1):
-            node = nltk.Tree(_intermediate(label, kids, i, opts), [kids[i], node])
-        return nltk.Tree(label, [kids[0], node])
-    node = nltk.Tree(_intermediate(label, kids, 2, opts), kids[:2])
+            node = Tree(_intermediate(label, kids, i, opts), [kids[i], node])
+        return Tree(label, [kids[0], node])
+    node = Tree(_intermediate(label, kids, 2, opts), kids[:2])
     for i in range(2, n - 1):
-        node = nltk.Tree(_intermediate(label, kids, i + 1, opts), [node, kids[i]])
-    return nltk.Tree(label, [node, kids[-1]])
+        node = Tree(_intermediate(label, kids, i + 1, opts), [node, kids[i]])
+    return Tree(label, [node, kids[-1]])
 
 
-def _intermediate(label: str, kids: list[nltk.Tree], i: int, opts: BinarizeOptions) -> str:
+def _intermediate(label: str, kids: list[Tree], i: int, opts: BinarizeOptions) -> str:
     """The ``@`` symbol whose context is ``kids[:i]`` (its last ``h`` labels)."""
     name = INTERMEDIATE + label
     if opts.horizontal > 0 and i > 0:
@@ -179,14 +178,14 @@ def base_label(symbol: str) -> str:
     return symbol.split(PARENT, 1)[0]
 
 
-def debinarize(tree: nltk.Tree) -> nltk.Tree:
+def debinarize(tree: Tree) -> Tree:
     """Undo ``binarize`` from the labels alone.
 
     Accepts any tree over the binarized label space (as a parser may build it): ``@``
     nodes anywhere are spliced into their parent; an ``@`` symbol at the root becomes its
     base label. Works on trees of any depth and width (no recursion).
     """
-    nodes: list[nltk.Tree | str] = []
+    nodes: list[Tree | str] = []
     # A frame: [node, next child, its restored children, where its result goes]. The
     # children of an ``@`` node go straight into its parent's list (the splice), so a
     # factored node of n children costs O(n).
@@ -205,22 +204,22 @@ def debinarize(tree: nltk.Tree) -> nltk.Tree:
         frames.pop()
         if target is not None:
             target.append(_unchain(node.label(), kids))
-    if len(nodes) == 1 and isinstance(nodes[0], nltk.Tree):
+    if len(nodes) == 1 and isinstance(nodes[0], Tree):
         return nodes[0]
     label = base_label(tree.label().lstrip(INTERMEDIATE).split(CONTEXT, 1)[0].split(CHAIN)[0])
-    return nltk.Tree(label or "X", nodes)
+    return Tree(label or "X", nodes)
 
 
-def _undo_frame(node: nltk.Tree, parent_kids: list) -> list:
+def _undo_frame(node: Tree, parent_kids: list) -> list:
     if node.label().startswith(INTERMEDIATE):
         return [node, 0, parent_kids, None]
     return [node, 0, [], parent_kids]
 
 
-def _unchain(symbol: str, kids: list[nltk.Tree | str]) -> nltk.Tree:
+def _unchain(symbol: str, kids: list[Tree | str]) -> Tree:
     """The original nodes of one ``+`` chain symbol over restored ``kids``."""
     parts = [base_label(p) for p in symbol.split(CHAIN)]
-    out = nltk.Tree(parts[-1], kids)
+    out = Tree(parts[-1], kids)
     for part in reversed(parts[:-1]):
-        out = nltk.Tree(part, [out])
+        out = Tree(part, [out])
     return out

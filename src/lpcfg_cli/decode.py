@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import nltk
 import numpy as np
 
 from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.tree import Tree
 
 
 def best_labels(
@@ -57,7 +57,7 @@ def goodman_trees(
     span_label: np.ndarray,
     symbols: Sequence[str],
     sentences: Sequence[Sequence[str]],
-) -> list[nltk.Tree | None]:
+) -> list[Tree | None]:
     """The max-marginal binarized tree of every sentence (None where no tree exists)."""
     best = np.where(span_label >= 0, span_score, -np.inf)
     split = np.zeros(layout.n_spans, dtype=np.int64)
@@ -70,7 +70,7 @@ def goodman_trees(
             -np.inf,
         )  # fmt: skip
         split[parents] = k + 1
-    trees: list[nltk.Tree | None] = []
+    trees: list[Tree | None] = []
     for s, span in enumerate(layout.root_spans()):
         if span < 0 or not np.isfinite(best[span]):
             trees.append(None)
@@ -80,20 +80,20 @@ def goodman_trees(
     return trees
 
 
-def _build(layout, s, length, split, labels, symbols, words) -> nltk.Tree:  # noqa: ANN001
+def _build(layout, s, length, split, labels, symbols, words) -> Tree:  # noqa: ANN001
     """Sentence ``s``'s tree from the best split of every span, built top-down with an
     explicit stack (a long sentence can give a tree as deep as it is long)."""
     base = layout.base
     root = None
-    stack: list[tuple[int, int, nltk.Tree | None]] = [(0, length, None)]  # start, length, parent
+    stack: list[tuple[int, int, Tree | None]] = [(0, length, None)]  # start, length, parent
     while stack:
         i, n, parent = stack.pop()
         span = int(base[n, s] + i)
         label = symbols[labels[span]]
         if n == 1:
-            node = nltk.Tree(label, [words[i]])
+            node = Tree(label, [words[i]])
         else:
-            node = nltk.Tree(label, [])
+            node = Tree(label, [])
             m = int(split[span])
             stack.append((i + m, n - m, node))  # right child, popped after the left one
             stack.append((i, m, node))

@@ -2,7 +2,7 @@
 
 Binarized trees (strict normal form: every node is a pre-terminal over one word or has two
 nonterminal children) are turned once into integer arrays; every learner and the parser work
-on these arrays, never on ``nltk.Tree`` objects again.
+on these arrays, never on ``Tree`` objects again.
 
 - ``Grammar``: symbol table, binary rules ``a -> b c`` (``binary[r] = (a, b, c)``), lexical
   rules ``a -> x`` (``lexical[l] = (a, word)``), the vocabulary (known words and unknown-word
@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import nltk
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.lexicon import Lexicon, Signatures
+from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import iter_nodes, leaves
 
 
@@ -168,11 +168,11 @@ class CompiledTreebank:
 _NODE_FIELDS = ("symbol", "rule", "lex", "left", "right", "parent", "start", "end", "height")
 
 
-def _is_preterminal(node: nltk.Tree) -> bool:
+def _is_preterminal(node: Tree) -> bool:
     return len(node) == 1 and isinstance(node[0], str)
 
 
-def _check_normal_form(tree: nltk.Tree, index: int) -> None:
+def _check_normal_form(tree: Tree, index: int) -> None:
     for node in iter_nodes(tree):
         if _is_preterminal(node):
             continue
@@ -183,7 +183,7 @@ def _check_normal_form(tree: nltk.Tree, index: int) -> None:
 
 
 def build_grammar(
-    trees: Sequence[nltk.Tree],
+    trees: Sequence[Tree],
     *,
     rare: int = 1,
     binarization: dict[str, Any] | None = None,
@@ -265,7 +265,7 @@ def _tie_emissions(symbols: dict[str, int], lexrules: dict[tuple[int, int], int]
                 lexrules.setdefault((a, w), len(lexrules))
 
 
-def compile_trees(grammar: Grammar, trees: Sequence[nltk.Tree]) -> tuple[CompiledTreebank, int]:
+def compile_trees(grammar: Grammar, trees: Sequence[Tree]) -> tuple[CompiledTreebank, int]:
     """Compile further binarized trees (e.g. dev data) against an existing grammar.
 
     Trees that use a symbol or rule the grammar lacks are left out; returns the treebank and
@@ -280,11 +280,11 @@ def compile_trees(grammar: Grammar, trees: Sequence[nltk.Tree]) -> tuple[Compile
     return _concat(parts), len(trees) - len(parts)
 
 
-def _compile_one(grammar: Grammar, tree: nltk.Tree) -> dict[str, list[int]]:
+def _compile_one(grammar: Grammar, tree: Tree) -> dict[str, list[int]]:
     """The node arrays of one tree, children before parents (no recursion: any depth)."""
     cols: dict[str, list[int]] = {k: [] for k in _NODE_FIELDS}
     position = 0
-    frames: list[tuple[nltk.Tree, list[int]]] = [(tree, [])]  # node, its compiled children
+    frames: list[tuple[Tree, list[int]]] = [(tree, [])]  # node, its compiled children
     while frames:
         node, done = frames[-1]
         preterminal = _is_preterminal(node)

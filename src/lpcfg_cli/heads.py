@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import nltk
 import numpy as np
 
 from lpcfg_cli.grammar import CompiledTreebank
+from lpcfg_cli.tree import Tree
 
 # label -> (search direction, priority list); "left" scans children left to right.
 _RULES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -90,7 +90,7 @@ def head_child(label: str, children: Sequence[str]) -> int:
     return order[0]
 
 
-def constituent_heads(tree: nltk.Tree) -> dict[tuple[int, int], int]:
+def constituent_heads(tree: Tree) -> dict[tuple[int, int], int]:
     """``(start, end) -> head word position`` for every constituent of an unbinarized tree.
 
     Constituents of one span (unary chains) share their head. Any depth (no recursion).
@@ -107,14 +107,14 @@ def constituent_heads(tree: nltk.Tree) -> dict[tuple[int, int], int]:
         elif i < len(node):
             frame[1] = i + 1
             child = node[i]
-            if isinstance(child, nltk.Tree):
+            if isinstance(child, Tree):
                 frames.append([child, 0, pos, pos, []])
             else:
                 heads.append(pos)
                 frame[3] = pos + 1
             continue
         else:
-            labels = [c.label() if isinstance(c, nltk.Tree) else "" for c in node]
+            labels = [c.label() if isinstance(c, Tree) else "" for c in node]
             end, head = pos, heads[head_child(node.label(), labels)]
             out[(start, end)] = head
         frames.pop()
@@ -124,7 +124,7 @@ def constituent_heads(tree: nltk.Tree) -> dict[tuple[int, int], int]:
     return out
 
 
-def binarized_heads(bank: CompiledTreebank, originals: Sequence[nltk.Tree]) -> np.ndarray:
+def binarized_heads(bank: CompiledTreebank, originals: Sequence[Tree]) -> np.ndarray:
     """Head word position (within its sentence) of every node of ``bank``.
 
     ``originals[t]`` is the unbinarized tree that ``bank``'s tree ``t`` was made from. A

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import nltk
 import numpy as np
 import scipy.sparse as sp
 
@@ -28,6 +27,7 @@ from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.model import LPCFG, ragged_ranges
+from lpcfg_cli.tree import Tree
 
 # Most spans the charts of one batch may hold (bounds memory: a few (spans, symbols) arrays).
 MAX_BATCH_SPANS = 20_000
@@ -45,7 +45,7 @@ PRUNE = 3e-4
 class ParseResult:
     """One sentence's tree (debinarized, no TOP wrapper) and how it was obtained."""
 
-    tree: nltk.Tree | None  # None only for an empty sentence
+    tree: Tree | None  # None only for an empty sentence
     fallback: str | None = None  # why a fallback tree was emitted
     threshold: float | None = None  # pruning threshold that succeeded
 
@@ -236,7 +236,7 @@ class Parser:
         span_score, span_label = best_labels(layout, item_span, item_sym, score, self.root_ok)
         return goodman_trees(layout, span_score, span_label, self.symbols, sentences)
 
-    def _finish(self, words: Sequence[str], tree: nltk.Tree | None, thr: float) -> ParseResult:
+    def _finish(self, words: Sequence[str], tree: Tree | None, thr: float) -> ParseResult:
         if tree is None:
             return self.fallback(words, "no tree")
         return ParseResult(debinarize(tree), threshold=thr)
@@ -254,9 +254,9 @@ class Parser:
                     if coarse.lexical[rule] > best:
                         best, tag = coarse.lexical[rule], g.symbols[g.lexical[rule, 0]]
             base = (tag or "XX").split("+")[-1].split("^")[0]
-            leaves.append(nltk.Tree(base, [word]))
+            leaves.append(Tree(base, [word]))
         roots = np.where(self.root_ok & g.is_interterminal, coarse.root, -1.0)
         label = (
             g.symbols[int(np.argmax(roots))].split("+")[0].split("^")[0] if roots.max() > 0 else "S"
         )
-        return ParseResult(nltk.Tree(label, leaves), fallback=reason)
+        return ParseResult(Tree(label, leaves), fallback=reason)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import itertools
 
-import nltk
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import Grammar
 from lpcfg_cli.model import LPCFG, PCFGParams
+from lpcfg_cli.tree import Tree
 
 
 def random_lpcfg(
@@ -84,7 +84,7 @@ def marginal_pcfg(model: LPCFG) -> PCFGParams:
 
 def sample_trees(
     model: LPCFG, n: int, seed: int = 0, latent: bool = False, max_nodes: int = 100_000
-) -> list[nltk.Tree]:
+) -> list[Tree]:
     """Draw ``n`` trees from a probabilistic-form model (labels ``A`` or ``A-h`` if latent)."""
     if model.form != "probabilistic":
         raise LpcfgError("sampling needs a probabilistic-form model (not a spectral one)")
@@ -123,7 +123,7 @@ def sample_trees(
     return trees
 
 
-def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> nltk.Tree:  # noqa: ANN001
+def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> Tree:  # noqa: ANN001
     """One tree top-down with an explicit stack (no recursion limit on deep trees)."""
     root: list = []
     stack = [(a, h, root)]
@@ -137,9 +137,9 @@ def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> nltk.T
         kind, rid, h2, h3 = outcomes[rng.choice(len(p), p=p)]
         label = f"{g.symbols[a]}-{h}" if latent else g.symbols[a]
         if kind == "l":
-            slot.append(nltk.Tree(label, [g.words[g.lexical[rid, 1]]]))
+            slot.append(Tree(label, [g.words[g.lexical[rid, 1]]]))
             continue
-        node = nltk.Tree(label, [])
+        node = Tree(label, [])
         slot.append(node)
         _, b, c = g.binary[rid]
         stack.append((int(c), h3, node))  # popped second: right child after left

@@ -12,13 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import nltk
-
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar, build_grammar, compile_trees
 from lpcfg_cli.parser import PRUNE
-from lpcfg_cli.trees import normalize, read_treebank
+from lpcfg_cli.tree import Tree
+from lpcfg_cli.trees import leaves, normalize, read_treebank
 
 
 @dataclass
@@ -28,7 +27,7 @@ class TrainingData:
     grammar: Grammar
     bank: CompiledTreebank
     summary: dict[str, Any]
-    originals: list[nltk.Tree] | None = None  # normalised, unbinarized; tree t of ``bank``
+    originals: list[Tree] | None = None  # normalised, unbinarized; tree t of ``bank``
 
 
 def binarized_trees(
@@ -37,7 +36,7 @@ def binarized_trees(
     *,
     skip_bad: bool = False,
     on_bad: Callable[[LpcfgError], None] | None = None,
-) -> tuple[list[nltk.Tree], list[nltk.Tree]]:
+) -> tuple[list[Tree], list[Tree]]:
     """(normalised trees, binarized trees) of the treebank files; empty trees are dropped."""
     records = read_treebank(list(paths), skip_bad=skip_bad, on_bad=on_bad)
     normal, binary = [], []
@@ -67,7 +66,7 @@ def prepare(
     summary = {
         "files": [str(p) for p in paths],
         "trees": len(trees),
-        "words": int(sum(len(t.leaves()) for t in trees)),
+        "words": int(sum(len(leaves(t)) for t in trees)),
         "symbols": grammar.n_symbols,
         "binary_rules": grammar.n_binary,
         "lexical_rules": grammar.n_lexical,
@@ -80,7 +79,7 @@ def prepare(
 
 def compile_dev(
     grammar: Grammar, paths: Sequence[str], options: BinarizeOptions
-) -> tuple[list[nltk.Tree], CompiledTreebank, int]:
+) -> tuple[list[Tree], CompiledTreebank, int]:
     """Dev trees: (normalised trees, compiled treebank, trees the grammar cannot derive)."""
     normal, trees = binarized_trees(paths, options)
     bank, dropped = compile_trees(grammar, trees)
@@ -104,7 +103,7 @@ def dev_scorer(
     gold, sentences = [], []
     for rec in records:
         tree = rec.tree
-        if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], nltk.Tree):
+        if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], Tree):
             tree = tree[0]
         gold.append(format_tree(tree, root="TOP"))
         sentences.append(words(tree))

@@ -4,13 +4,12 @@ Reads PTB bracketed text in any layout (pretty-printed multi-line ``.mrg`` files
 one-tree-per-line files, with or without the outer empty bracket ``( (S ...) )`` or a
 TOP/ROOT label) from files or stdin, and writes one tree per line. User files are read
 directly (not through nltk's corpus readers, which refuse paths outside ``nltk.data.path``)
-and parsed with ``nltk.Tree.fromstring`` after our own bracket scan, which gives precise
-``FILE:LINE`` errors. A UTF-8 byte-order mark at the start of a file is skipped.
+into ``tree.Tree`` after our own bracket scan, which gives precise ``FILE:LINE`` errors. A
+UTF-8 byte-order mark at the start of a file is skipped.
 
 Trees of any depth and width work: nothing here (nor in binarization, grammar compiling,
-head finding or decoding) walks a tree by Python recursion, and nltk's own recursive methods
-(``subtrees``, ``leaves``, ``pos``, ``pformat``, ``str``) are not used on trees that may be
-deep; ``iter_nodes``, ``leaves`` and ``tagged_words`` are their iterative equivalents.
+head finding or decoding) walks a tree by Python recursion; ``iter_nodes``, ``leaves`` and
+``tagged_words`` are the walks.
 
 Output (``format_tree``, the one writer of trees): one line, always balanced. A bracket
 inside a word or label would break the format, so every ``(`` becomes ``-LRB-`` and every
@@ -30,11 +29,9 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-import nltk
-import nltk.tree.tree as nltk_tree_module
-
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import display_name, read_text
+from lpcfg_cli.tree import Tree
 
 ROOT_LABELS = ("", "TOP", "ROOT")
 NONE_LABEL = "-NONE-"
@@ -48,7 +45,7 @@ _ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-"
 class TreeRecord:
     """A tree and where it came from (for error messages)."""
 
-    tree: nltk.Tree
+    tree: Tree
     source: str
     line: int
 
@@ -199,32 +196,52 @@ def _split_trees(
     yield from (p[:2] for p in pending)
 
 
-def _fromstring(chunk: str) -> nltk.Tree:
-    """``nltk.Tree.fromstring`` for one balanced chunk, at any depth.
+def parse_tree(chunk: str) -> Tree:
+    """One balanced bracketed expression as a ``Tree`` (any depth; no recursion).
 
-    nltk refuses trees nested deeper than ``MAX_TREE_DEPTH`` (500) because its own
-    recursive methods cannot walk them; lpcfg walks trees without recursion, so the bound
-    is lifted for this call. Where a backslash precedes a bracket, nltk's default tokenizer
-    would take ``\\)`` as part of a word; explicit patterns keep the backslash ordinary.
+    ``(S (NP x) y)``: an open bracket, the label (empty if a bracket follows at once, as in
+    ``( (S ...))`` or ``()``), then children, words or trees. ``ValueError`` says what is
+    wrong with a malformed one.
     """
-    patterns = {}
-    if "\\(" in chunk or "\\)" in chunk:
-        patterns = {"node_pattern": _TOKEN, "leaf_pattern": _TOKEN}
-    depth = chunk.count("(") + 1
-    limit = nltk_tree_module.MAX_TREE_DEPTH
-    if depth <= limit:
-        return nltk.Tree.fromstring(chunk, **patterns)
-    nltk_tree_module.MAX_TREE_DEPTH = depth
-    try:
-        return nltk.Tree.fromstring(chunk, **patterns)
-    finally:
-        nltk_tree_module.MAX_TREE_DEPTH = limit
+    tokens = _TOKENS.findall(chunk)
+    stack: list[Tree] = []
+    root: Tree | None = None
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i]
+        i += 1
+        if root is not None:
+            raise ValueError(f"text after the tree: {tok!r}")
+        if tok == "(":
+            label = ""
+            if i < n and tokens[i] not in ("(", ")"):
+                label = tokens[i]
+                i += 1
+            node = Tree(label)
+            if stack:
+                stack[-1].append(node)
+            stack.append(node)
+        elif tok == ")":
+            if not stack:
+                raise ValueError("')' closes nothing")
+            node = stack.pop()
+            if not stack:
+                root = node
+        elif stack:
+            stack[-1].append(tok)
+        else:
+            raise ValueError(f"word {tok!r} outside any bracket")
+    if stack:
+        raise ValueError(f"{len(stack)} '(' not closed")
+    if root is None:
+        raise ValueError("no tree")
+    return root
 
 
-def _parse_one(chunk: str, source: str, line: int) -> nltk.Tree:
-    """One bracketed expression as an ``nltk.Tree``, checked for PTB well-formedness."""
+def _parse_one(chunk: str, source: str, line: int) -> Tree:
+    """One bracketed expression as an ``Tree``, checked for PTB well-formedness."""
     try:
-        tree = _fromstring(chunk)
+        tree = parse_tree(chunk)
     except (ValueError, TimeoutError) as exc:
         raise LpcfgError(f"malformed tree ({exc})", source=source, line=line) from None
     for node in iter_nodes(tree):
@@ -289,22 +306,22 @@ def read_treebank(
     return records
 
 
-def iter_nodes(tree: nltk.Tree) -> Iterator[nltk.Tree]:
+def iter_nodes(tree: Tree) -> Iterator[Tree]:
     """Every node of ``tree`` in pre-order, as ``tree.subtrees()`` but without recursion."""
     stack = [tree]
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(child for child in reversed(node) if isinstance(child, nltk.Tree))
+        stack.extend(child for child in reversed(node) if isinstance(child, Tree))
 
 
-def tagged_words(tree: nltk.Tree) -> list[tuple[str, str]]:
+def tagged_words(tree: Tree) -> list[tuple[str, str]]:
     """(word, label of its parent) in order, as ``tree.pos()`` but without recursion."""
     out: list[tuple[str, str]] = []
-    stack: list[tuple[nltk.Tree | str, str]] = [(tree, "")]
+    stack: list[tuple[Tree | str, str]] = [(tree, "")]
     while stack:
         node, parent = stack.pop()
-        if isinstance(node, nltk.Tree):
+        if isinstance(node, Tree):
             label = node.label()
             stack.extend((child, label) for child in reversed(node))
         else:
@@ -312,7 +329,7 @@ def tagged_words(tree: nltk.Tree) -> list[tuple[str, str]]:
     return out
 
 
-def leaves(tree: nltk.Tree) -> list[str]:
+def leaves(tree: Tree) -> list[str]:
     """The words of ``tree`` in order, as ``tree.leaves()`` but without recursion."""
     return [word for word, _ in tagged_words(tree)]
 
@@ -324,7 +341,7 @@ def strip_function_tags(label: str) -> str:
     return re.split(r"[-=]", label, maxsplit=1)[0] or label
 
 
-def normalize(tree: nltk.Tree) -> nltk.Tree | None:
+def normalize(tree: Tree) -> Tree | None:
     """The form used for training and evaluation (a new tree; the input is not changed).
 
     Removes -NONE- elements and constituents left empty, strips function tags and
@@ -333,7 +350,7 @@ def normalize(tree: nltk.Tree) -> nltk.Tree | None:
     """
     if tree.label() == NONE_LABEL:
         return None
-    out: nltk.Tree | None = None
+    out: Tree | None = None
     # Post-order without recursion: a frame is [node, next child, cleaned children].
     frames: list[list] = [[tree, 0, []]]
     while frames:
@@ -348,29 +365,29 @@ def normalize(tree: nltk.Tree) -> nltk.Tree | None:
                 frames.append([child, 0, []])
             continue
         frames.pop()
-        cleaned: nltk.Tree | None = None
+        cleaned: Tree | None = None
         if kids:
             label = strip_function_tags(node.label())
-            if len(kids) == 1 and isinstance(kids[0], nltk.Tree) and kids[0].label() == label:
+            if len(kids) == 1 and isinstance(kids[0], Tree) and kids[0].label() == label:
                 cleaned = kids[0]
             else:
-                cleaned = nltk.Tree(label, kids)
+                cleaned = Tree(label, kids)
         if frames:
             if cleaned is not None:
                 frames[-1][2].append(cleaned)
         else:
             out = cleaned
     while (
-        isinstance(out, nltk.Tree)
+        isinstance(out, Tree)
         and out.label() in ROOT_LABELS
         and len(out) == 1
-        and isinstance(out[0], nltk.Tree)
+        and isinstance(out[0], Tree)
     ):
         out = out[0]
     return out
 
 
-def words(tree: nltk.Tree) -> list[str]:
+def words(tree: Tree) -> list[str]:
     """The words of a tree, without -NONE- elements."""
     return [w for w, tag in tagged_words(tree) if tag != NONE_LABEL]
 
@@ -392,16 +409,16 @@ def escape_token(token: str) -> str:
 _CLOSE_NODE = object()  # marks the end of a node's children in format_tree's stack
 
 
-def format_tree(tree: nltk.Tree | None, root: str | None = None) -> str:
+def format_tree(tree: Tree | None, root: str | None = None) -> str:
     """One line of PTB: ``(S (NP (DT The) (NN cat)) ...)``; ``root`` wraps it, e.g. TOP.
 
     The one writer of trees: words and labels are escaped with ``escape_token`` so the line
     is always balanced, and trees of any depth are written (no recursion). None, or an
     unlabelled tree without children, is the empty tree ``()`` (never wrapped).
     """
-    if tree is None or (isinstance(tree, nltk.Tree) and len(tree) == 0 and not tree.label()):
+    if tree is None or (isinstance(tree, Tree) and len(tree) == 0 and not tree.label()):
         return "()"
-    if not isinstance(tree, nltk.Tree):
+    if not isinstance(tree, Tree):
         return escape_token(str(tree))
     parts = ["(", escape_token(str(root)), " "] if root is not None else []
     parts += ["(", escape_token(str(tree.label()))]
@@ -410,7 +427,7 @@ def format_tree(tree: nltk.Tree | None, root: str | None = None) -> str:
         item = stack.pop()
         if item is _CLOSE_NODE:
             parts.append(")")
-        elif isinstance(item, nltk.Tree):
+        elif isinstance(item, Tree):
             parts += [" (", escape_token(str(item.label()))]
             stack.append(_CLOSE_NODE)
             stack.extend(reversed(item))
@@ -425,7 +442,7 @@ STANDARD_SPLIT = {"train": (1, 149), "dev": (150, 174), "test": (175, 199)}
 STANDARD_SIZES = {"train": 3253, "dev": 316, "test": 345}
 
 
-def standard_split() -> dict[str, list[nltk.Tree]]:
+def standard_split() -> dict[str, list[Tree]]:
     """The project's split of the NLTK Penn Treebank sample (raw trees, as in the files).
 
     Raises LpcfgError if the sample is not installed (``python -m nltk.downloader treebank``
@@ -440,13 +457,17 @@ def standard_split() -> dict[str, list[nltk.Tree]]:
             "the NLTK Penn Treebank sample is not installed: run "
             "`python -m nltk.downloader treebank` or set NLTK_DATA"
         ) from None
-    out: dict[str, list[nltk.Tree]] = {}
+    out: dict[str, list[Tree]] = {}
     for part, (lo, hi) in STANDARD_SPLIT.items():
         ids = [f"wsj_{i:04d}.mrg" for i in range(lo, hi + 1)]
         missing = [f for f in ids if f not in fileids]
         if missing:
             raise LpcfgError(f"treebank sample incomplete: {missing[0]} missing")
-        out[part] = [t for f in ids for t in treebank.parsed_sents(f)]
+        # nltk only locates the files: they are read as any treebank is. Its corpus reader
+        # drops the unlabelled outer bracket of ``( (S ...) )``; so does this, so that the
+        # data files stay as they were.
+        trees = [r.tree for r in read_treebank([str(treebank.abspath(f)) for f in ids])]
+        out[part] = [t[0] if t.label() == "" and len(t) == 1 else t for t in trees]
         if len(out[part]) != STANDARD_SIZES[part]:
             raise LpcfgError(
                 f"{part} split has {len(out[part])} trees, expected {STANDARD_SIZES[part]}"

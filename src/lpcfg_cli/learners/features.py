@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import nltk
 import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.heads import binarized_heads
+from lpcfg_cli.tree import Tree
+from lpcfg_cli.trees import tagged_words
 
 INSIDE = ("word", "left", "right", "rule", "rule+left", "rule+right", "head", "length")
 # Used by the pivot learner: the lexical rule itself (tau(a -> x) = a -> x, its section 6.1)
@@ -84,7 +85,7 @@ def _tree_of(bank: CompiledTreebank) -> np.ndarray:
 def node_features(
     grammar: Grammar,
     bank: CompiledTreebank,
-    originals: Sequence[nltk.Tree],
+    originals: Sequence[Tree],
     options: FeatureOptions | None = None,
 ) -> NodeFeatures:
     """Inside and outside features of every node of ``bank``.
@@ -103,7 +104,7 @@ def node_features(
 
 
 def template_keys(
-    grammar: Grammar, bank: CompiledTreebank, originals: Sequence[nltk.Tree]
+    grammar: Grammar, bank: CompiledTreebank, originals: Sequence[Tree]
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Per template, an int64 value for every node (``-1``: the template does not apply).
 
@@ -112,7 +113,7 @@ def template_keys(
     if len(originals) != bank.n_trees:
         raise LpcfgError("feature extraction needs the original tree of every compiled tree")
     tree = _tree_of(bank)
-    pos_lists = [t.pos() for t in originals]
+    pos_lists = [tagged_words(t) for t in originals]
     word_offset = np.zeros(bank.n_trees + 1, dtype=np.int64)
     np.cumsum([len(p) for p in pos_lists], out=word_offset[1:])
     words = [w.lower() for p in pos_lists for w, _ in p]

@@ -36,7 +36,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import nltk
 import numpy as np
 import scipy.sparse as sp
 
@@ -47,6 +46,7 @@ from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.products import accumulate_outer, apply_rules
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.tree import Tree
 
 PIVOT_INSIDE = (
     "node_rule", "lexrule", "left", "right", "rule+left", "rule+right", "head", "length",
@@ -222,7 +222,7 @@ class PivotEstimator:
         self,
         grammar: Grammar,
         bank: CompiledTreebank,
-        originals: Sequence[nltk.Tree],
+        originals: Sequence[Tree],
         options: PivotOptions | None = None,
     ) -> None:
         self.grammar, self.bank = grammar, bank

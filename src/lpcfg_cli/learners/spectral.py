@@ -40,7 +40,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import nltk
 import numpy as np
 import scipy.sparse as sp
 
@@ -50,6 +49,7 @@ from lpcfg_cli.learners.features import FeatureOptions, NodeFeatures, node_featu
 from lpcfg_cli.learners.linalg import SVD, truncated_svd
 from lpcfg_cli.learners.pcfg import estimate_pcfg
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.tree import Tree
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class SpectralEstimator:
         self,
         grammar: Grammar,
         bank: CompiledTreebank,
-        originals: Sequence[nltk.Tree],
+        originals: Sequence[Tree],
         options: SpectralOptions | None = None,
     ) -> None:
         self.grammar, self.bank = grammar, bank

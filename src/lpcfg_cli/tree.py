@@ -1,0 +1,123 @@
+"""The tree type: a labelled node whose children are trees or words.
+
+lpcfg's own, in place of ``nltk.Tree``: importing nltk cost 1.1 s of every command's
+start-up (it imports ``scipy.stats`` and much else), 55 % of the time ``lpcfg parse`` took on a
+one-line input, and nltk's tree methods recurse, so that trees deeper than about 500 levels
+were refused or crashed. This type has the part of nltk's interface lpcfg uses (``label``,
+``set_label``, list behaviour) and every walk over it is iterative. Reading and writing the
+bracketed format is ``trees``' job; walks (``iter_nodes``, ``leaves``, ``tagged_words``) are
+there too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Union
+
+Child = Union["Tree", str]
+
+
+class Tree(list):
+    """A node: ``label()`` and its children (``Tree`` or ``str`` words) as a list."""
+
+    __slots__ = ("_label",)
+
+    def __init__(self, label: str, children: Iterable[Child] = ()) -> None:
+        super().__init__(children)
+        self._label = label
+
+    def label(self) -> str:
+        return self._label
+
+    def set_label(self, label: str) -> None:
+        self._label = label
+
+    def __eq__(self, other: object) -> bool:
+        """Same labels and words in the same shape (compared without recursion)."""
+        stack: list[tuple[object, object]] = [(self, other)]
+        while stack:
+            a, b = stack.pop()
+            if isinstance(a, Tree) != isinstance(b, Tree):
+                return False
+            if not isinstance(a, Tree):
+                if a != b:
+                    return False
+                continue
+            assert isinstance(b, Tree)
+            if a._label != b._label or len(a) != len(b):
+                return False
+            stack.extend(zip(a, b, strict=True))
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def copy(self) -> Tree:  # type: ignore[override]
+        """A deep copy (the words are shared: strings are immutable)."""
+        out = Tree(self._label)
+        stack = [(self, out)]
+        while stack:
+            src, dst = stack.pop()
+            for child in src:
+                if isinstance(child, Tree):
+                    new = Tree(child._label)
+                    dst.append(new)
+                    stack.append((child, new))
+                else:
+                    dst.append(child)
+        return out
+
+    def __repr__(self) -> str:
+        """Bracketed, without escaping (for debugging; ``trees.format_tree`` writes trees)."""
+        tokens: list[str] = []
+        stack: list[object] = [self]
+        while stack:
+            item = stack.pop()
+            if item is _CLOSE:
+                tokens.append(")")
+            elif isinstance(item, Tree):
+                tokens.append("(" + item._label)
+                stack.append(_CLOSE)
+                stack.extend(reversed(item))
+            else:
+                tokens.append(str(item))
+        return tokens[0] + "".join(t if t == ")" else " " + t for t in tokens[1:])
+
+    def __reduce__(self) -> tuple:
+        """Pickles flat (pre-order labels and words with child counts): pickling nested lists
+        recurses, and a parse of a 1,200-word sentence could not be sent between processes."""
+        items: list[str] = []
+        arity: list[int] = []
+        stack: list[Child] = [self]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Tree):
+                items.append(node._label)
+                arity.append(len(node))
+                stack.extend(reversed(node))
+            else:
+                items.append(node)
+                arity.append(-1)
+        return (_unflatten, (items, arity))
+
+
+def _unflatten(items: list[str], arity: list[int]) -> Tree:
+    """Inverse of ``Tree.__reduce__``'s flattening."""
+    root = Tree(items[0])
+    open_nodes = [(root, arity[0])]
+    for item, n in zip(items[1:], arity[1:], strict=True):
+        while len(open_nodes[-1][0]) == open_nodes[-1][1]:
+            open_nodes.pop()
+        parent = open_nodes[-1][0]
+        if n < 0:
+            parent.append(item)
+        else:
+            node = Tree(item)
+            parent.append(node)
+            open_nodes.append((node, n))
+    return root
+
+
+_CLOSE = object()
