@@ -22,8 +22,11 @@ def _buckets(group: np.ndarray, own: int = _OWN_PRODUCT) -> Iterator[tuple]:
     """Yield (element indices, group ids, row of each element, slot of each element, cap).
 
     ``group`` is sorted. Groups with more than ``own`` elements come one at a time; the others
-    in buckets of groups with similar sizes (capacity = a power of two).
+    in buckets of groups with similar sizes (capacity = a power of two). No elements (a
+    treebank of one-word sentences has no binary rules): no buckets.
     """
+    if len(group) == 0:
+        return
     bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
     first, counts = bounds[:-1], np.diff(bounds)
     slot = np.arange(len(group)) - np.repeat(first, counts)
@@ -56,6 +59,8 @@ def apply_rules(tensors: np.ndarray, rule: np.ndarray, z: np.ndarray) -> np.ndar
 
 def accumulate_outer(target: np.ndarray, rule: np.ndarray, b: np.ndarray, z: np.ndarray) -> None:
     """``target[r] += sum over i with rule[i] == r of outer(b[i], z[i])``; ``rule`` sorted."""
+    if len(rule) == 0:
+        return
     bounds = np.flatnonzero(np.r_[True, rule[1:] != rule[:-1], True])
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         target[rule[lo]] += b[lo:hi].T @ z[lo:hi]
