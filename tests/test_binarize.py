@@ -7,7 +7,6 @@ import itertools
 import pytest
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import iter_nodes, normalize, parse_tree
 
@@ -45,9 +44,11 @@ def test_one_word_sentences_survive():
             assert debinarize(b) == t
 
 
-def test_reserved_characters_are_refused():
-    with pytest.raises(LpcfgError, match="reserved"):
-        binarize(parse_tree("(S (A+B (NN x)) (VB y))"))
+def test_reserved_characters_are_escaped_and_restored():
+    t = parse_tree("(S (A+B (NN x)) (@VB y))")
+    b = binarize(t)
+    assert str(b) == "(S (A%2BB+NN x) (%40VB y))"
+    assert debinarize(b) == t
 
 
 def test_debinarize_accepts_parser_output_with_odd_intermediates():

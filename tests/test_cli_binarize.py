@@ -76,12 +76,14 @@ def test_missing_file_and_config(tmp_path):
     assert res.returncode == 2 and "unknown option 'factr'" in res.stderr
 
 
-def test_train_refuses_a_label_that_is_both_preterminal_and_phrase(tmp_path):
+def test_a_label_both_preterminal_and_phrase_gets_two_symbols(tmp_path):
+    """It used to be refused; the pre-terminal uses get a symbol of their own (NN%t)."""
     bank = tmp_path / "tb.mrg"
     bank.write_text("(S (NN (NN a) (NN b)) (VB c))\n")
-    res = run("train", str(bank), "-o", str(tmp_path / "m.npz"))
-    assert res.returncode == 2
-    assert "label 'NN' is both a pre-terminal and a phrase label" in res.stderr
+    res = run("train", "--rare", "0", str(bank), "-o", str(tmp_path / "m.npz"))
+    assert res.returncode == 0, res.stderr
+    res = run("parse", str(tmp_path / "m.npz"), stdin="a b c\n")
+    assert res.stdout == "(TOP (S (NN (NN a) (NN b)) (VB c)))\n"
 
 
 @pytest.mark.parametrize("name", ["standard", "em16", "spectral16", "pivot_em16"])

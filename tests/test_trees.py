@@ -45,7 +45,6 @@ def test_reads_stdin(monkeypatch):
     [
         ("(S (NN a))\n(S (NP (DT a)\n(VP (V b)))\n", 2, "not closed"),
         ("(S (NN a)))\n", 1, "unexpected ')'"),
-        ("(S (NN a))\n\n(NP word (DT the))\n", 3, "not under its own pre-terminal"),
         ("(S (NN a))\nstray (S (NN b))\n", 2, "text outside brackets"),
         ("(S (NN a))\n(TOP word)\n", 2, "without a pre-terminal"),
         ("(S (NP) (NN a))\n", 1, "empty constituent"),

@@ -13,16 +13,10 @@ in-terminal (exactly two nonterminal children):
 - with vertical order ``v > 1`` every phrasal (non pre-terminal) label is annotated with its
   ``v - 1`` nearest ancestors' labels: ``NP^S`` (v = 2), ``NP^VP^S`` (v = 3).
 
-Label grammar of the binarized trees::
-
-    symbol       := intermediate | chain
-    intermediate := "@" label-with-annotation ["/" context]
-    chain        := label-with-annotation ("+" label-with-annotation)*
-    label-with-annotation := LABEL ("^" LABEL)*
-
-The labels are self-describing, so ``debinarize`` needs no options: it splices ``@`` nodes
-into their parent, splits ``+`` chains and strips ``^`` annotations. Input labels must not
-contain ``+`` or ``^`` nor start with ``@`` (checked, with a clear error).
+The label grammar of the binarized trees is ``labels``'; the labels are self-describing,
+so ``debinarize`` needs no options. Any label works (reserved characters are escaped, see
+``labels``). A word that is a sibling of phrases (``(NP (DT the) dog)``) gets the internal
+pre-terminal ``labels.WORD``, which ``debinarize`` removes again.
 """
 
 from __future__ import annotations
@@ -30,14 +24,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import iter_nodes
-
-CHAIN = "+"
-PARENT = "^"
-INTERMEDIATE = "@"
-CONTEXT = "/"
+from lpcfg_cli.tree import Tree, is_preterminal
 
 
 @dataclass(frozen=True)
@@ -67,21 +56,6 @@ class BinarizeOptions:
         return cls(**data)
 
 
-def _is_preterminal(node: Tree) -> bool:
-    return len(node) == 1 and isinstance(node[0], str)
-
-
-def check_labels(tree: Tree) -> None:
-    """Raise LpcfgError if a label would make the binarized label space ambiguous."""
-    for node in iter_nodes(tree):
-        label = node.label()
-        if CHAIN in label or PARENT in label or label.startswith(INTERMEDIATE):
-            raise LpcfgError(
-                f"label {label!r} uses a character reserved by the binarization "
-                f"('{CHAIN}', '{PARENT}', or a leading '{INTERMEDIATE}')"
-            )
-
-
 def binarize(tree: Tree, options: BinarizeOptions | None = None) -> Tree:
     """The strict-normal-form binarization of a normalised tree (a new tree).
 
@@ -89,7 +63,6 @@ def binarize(tree: Tree, options: BinarizeOptions | None = None) -> Tree:
     is followed down once, so its symbol is built in time linear in its length).
     """
     opts = options or BinarizeOptions()
-    check_labels(tree)
     keep = opts.vertical - 1  # ancestor labels a phrasal label is annotated with
     result: Tree | None = None
     # A frame: [chain symbol, bottom node's annotated label, bottom node, its ancestors,
@@ -98,16 +71,15 @@ def binarize(tree: Tree, options: BinarizeOptions | None = None) -> Tree:
     while frames:
         frame = frames[-1]
         symbol, label, node, ancestors, i, kids = frame
-        if _is_preterminal(node):
+        if is_preterminal(node):
             out = Tree(symbol, [node[0]])
         elif i < len(node):
             frame[4] = i + 1
             child = node[i]
-            if isinstance(child, str):
-                raise LpcfgError(
-                    f"word {child!r} is not under its own pre-terminal in ({node.label()} ...)"
-                )
-            frames.append(_chain(child, ancestors, keep))
+            if isinstance(child, str):  # a word beside phrases: give it a pre-terminal
+                kids.append(Tree(labels.WORD, [child]))
+            else:
+                frames.append(_chain(child, ancestors, keep))
             continue
         else:
             out = _factor(label, kids, opts)
@@ -128,20 +100,19 @@ def _chain(node: Tree, ancestors: tuple[str, ...], keep: int) -> list:
     Phrasal labels get their nearest ``keep`` ``ancestors`` as ``^`` annotations; the
     pre-terminal at the bottom of a chain is not annotated.
     """
-    labels = []
+    parts = []
     while True:
-        if _is_preterminal(node):
-            labels.append(node.label())
+        if is_preterminal(node):
+            parts.append(labels.escape(node.label()))
             break
         if len(node) == 0:
             raise LpcfgError(f"empty constituent ({node.label()}) in a tree to binarize")
-        label = node.label() + "".join(PARENT + a for a in ancestors)
-        labels.append(label)
+        parts.append(labels.annotated(node.label(), ancestors))
         ancestors = ((node.label(),) + ancestors)[:keep]
         if len(node) > 1 or isinstance(node[0], str):
             break
         node = node[0]
-    return [CHAIN.join(labels), labels[-1], node, ancestors, 0, []]
+    return [labels.chain(parts), parts[-1], node, ancestors, 0, []]
 
 
 def _factor(label: str, kids: list[Tree], opts: BinarizeOptions) -> Tree:
@@ -166,16 +137,8 @@ def _factor(label: str, kids: list[Tree], opts: BinarizeOptions) -> Tree:
 
 def _intermediate(label: str, kids: list[Tree], i: int, opts: BinarizeOptions) -> str:
     """The ``@`` symbol whose context is ``kids[:i]`` (its last ``h`` labels)."""
-    name = INTERMEDIATE + label
-    if opts.horizontal > 0 and i > 0:
-        context = kids[max(0, i - opts.horizontal) : i]
-        name += CONTEXT + "_".join(k.label() for k in context)
-    return name
-
-
-def base_label(symbol: str) -> str:
-    """Original label of one chain element: annotations and markov context removed."""
-    return symbol.split(PARENT, 1)[0]
+    context = kids[max(0, i - opts.horizontal) : i] if opts.horizontal > 0 else []
+    return labels.intermediate(label, [k.label() for k in context])
 
 
 def debinarize(tree: Tree) -> Tree:
@@ -206,19 +169,21 @@ def debinarize(tree: Tree) -> Tree:
             target.append(_unchain(node.label(), kids))
     if len(nodes) == 1 and isinstance(nodes[0], Tree):
         return nodes[0]
-    label = base_label(tree.label().lstrip(INTERMEDIATE).split(CONTEXT, 1)[0].split(CHAIN)[0])
-    return Tree(label or "X", nodes)
+    return Tree(labels.top_label(tree.label()) or "X", nodes)
 
 
 def _undo_frame(node: Tree, parent_kids: list) -> list:
-    if node.label().startswith(INTERMEDIATE):
+    if labels.is_intermediate(node.label()):
         return [node, 0, parent_kids, None]
     return [node, 0, [], parent_kids]
 
 
-def _unchain(symbol: str, kids: list[Tree | str]) -> Tree:
-    """The original nodes of one ``+`` chain symbol over restored ``kids``."""
-    parts = [base_label(p) for p in symbol.split(CHAIN)]
+def _unchain(symbol: str, kids: list[Tree | str]) -> Tree | str:
+    """The original nodes of one chain symbol over restored ``kids`` (the word itself for
+    the pre-terminal ``labels.WORD``)."""
+    if symbol == labels.WORD and len(kids) == 1:
+        return kids[0]
+    parts = labels.chain_labels(symbol)
     out = Tree(parts[-1], kids)
     for part in reversed(parts[:-1]):
         out = Tree(part, [out])

@@ -6,7 +6,9 @@ on these arrays, never on ``Tree`` objects again.
 
 - ``Grammar``: symbol table, binary rules ``a -> b c`` (``binary[r] = (a, b, c)``), lexical
   rules ``a -> x`` (``lexical[l] = (a, word)``), the vocabulary (known words and unknown-word
-  signatures, see ``lexicon``) and the binarization options used.
+  signatures, see ``lexicon``) and the binarization options used. A label that is a
+  pre-terminal in some trees and a phrase in others gets two symbols (``labels.preterminal``):
+  a symbol of the normal form rewrites either to a word or to two symbols.
 - ``CompiledTreebank``: every node of every tree, children before parents, with its symbol,
   rule, children, parent and span.
 """
@@ -20,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.lexicon import Lexicon, Signatures
-from lpcfg_cli.tree import Tree
+from lpcfg_cli.tree import Tree, is_preterminal
 from lpcfg_cli.trees import iter_nodes, leaves
 
 
@@ -46,6 +49,15 @@ class Grammar:
         self.lexicon = Lexicon(self.words, self.known_words, self.word_counts)
         self._rule_index: dict[tuple[int, int, int], int] | None = None
         self._lex_index: dict[tuple[int, int], int] | None = None
+
+    def symbol_of(self, node: Tree) -> int:
+        """Id of the symbol of a binarized tree's node (``KeyError`` if it has none): a
+        pre-terminal uses the pre-terminal symbol of its label if the grammar has one."""
+        if is_preterminal(node):
+            marked = self.symbol_index.get(labels.preterminal(node.label()))
+            if marked is not None:
+                return marked
+        return self.symbol_index[node.label()]
 
     @property
     def n_symbols(self) -> int:
@@ -168,13 +180,9 @@ class CompiledTreebank:
 _NODE_FIELDS = ("symbol", "rule", "lex", "left", "right", "parent", "start", "end", "height")
 
 
-def _is_preterminal(node: Tree) -> bool:
-    return len(node) == 1 and isinstance(node[0], str)
-
-
 def _check_normal_form(tree: Tree, index: int) -> None:
     for node in iter_nodes(tree):
-        if _is_preterminal(node):
+        if is_preterminal(node):
             continue
         if len(node) != 2 or any(isinstance(ch, str) for ch in node):
             raise LpcfgError(
@@ -206,8 +214,17 @@ def build_grammar(
         (node[0], node.label())
         for tree in trees
         for node in iter_nodes(tree)
-        if _is_preterminal(node) and node[0] not in known
+        if is_preterminal(node) and node[0] not in known
     ])  # fmt: skip
+    # A label that is a phrase somewhere gets a symbol of its own for its pre-terminal uses.
+    phrases = {n.label() for t in trees for n in iter_nodes(t) if not is_preterminal(n)}
+
+    def symbol(node: Tree) -> int:
+        name = node.label()
+        if name in phrases and is_preterminal(node):
+            name = labels.preterminal(name)
+        return symbols.setdefault(name, len(symbols))
+
     symbols: dict[str, int] = {}
     words: dict[str, int] = {}
     rules: dict[tuple[int, int, int], int] = {}
@@ -216,24 +233,15 @@ def build_grammar(
     for tree in trees:
         position = 0
         for node in iter_nodes(tree):  # pre-order: leaves come left to right
-            a = symbols.setdefault(node.label(), len(symbols))
-            if _is_preterminal(node):
+            a = symbol(node)
+            if is_preterminal(node):
                 token = Lexicon.training_token(node[0], position, known, scheme)
                 w = words.setdefault(token, len(words))
                 lexrules.setdefault((a, w), len(lexrules))
                 token_counts[w] += 1
                 position += 1
             else:
-                b = symbols.setdefault(node[0].label(), len(symbols))
-                c = symbols.setdefault(node[1].label(), len(symbols))
-                rules.setdefault((a, b, c), len(rules))
-    both = {a for a, _ in lexrules} & {a for a, _, _ in rules}
-    if both:
-        names = sorted(label for label, i in symbols.items() if i in both)
-        raise LpcfgError(
-            f"label {names[0]!r} is both a pre-terminal and a phrase label in the training "
-            "trees; the parser's normal form needs the two kinds to differ (rename one)"
-        )
+                rules.setdefault((a, symbol(node[0]), symbol(node[1])), len(rules))
     if tie_emissions:
         _tie_emissions(symbols, lexrules)
     grammar = Grammar(
@@ -253,7 +261,7 @@ def build_grammar(
 
 def _tie_emissions(symbols: dict[str, int], lexrules: dict[tuple[int, int], int]) -> None:
     """Add (pre-terminal, word) rules for every word its emission group has seen."""
-    base = {i: s.rsplit("+", 1)[-1] for s, i in symbols.items()}
+    base = {i: labels.bottom_label(s) for s, i in symbols.items()}
     words_of: dict[str, set[int]] = {}
     members: dict[str, set[int]] = {}
     for a, w in lexrules:
@@ -287,12 +295,12 @@ def _compile_one(grammar: Grammar, tree: Tree) -> dict[str, list[int]]:
     frames: list[tuple[Tree, list[int]]] = [(tree, [])]  # node, its compiled children
     while frames:
         node, done = frames[-1]
-        preterminal = _is_preterminal(node)
+        preterminal = is_preterminal(node)
         if not preterminal and len(done) < 2:
             frames.append((node[len(done)], []))
             continue
         frames.pop()
-        a = grammar.symbol_index[node.label()]
+        a = grammar.symbol_of(node)
         if preterminal:
             ids = grammar.lexicon.lookup(node[0], position)
             found = [grammar.lexical_id(a, w) for w in ids]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from lpcfg_cli.grammar import CompiledTreebank
-from lpcfg_cli.tree import Tree
+from lpcfg_cli.tree import Tree, is_preterminal
 
 # label -> (search direction, priority list); "left" scans children left to right.
 _RULES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -101,7 +101,7 @@ def constituent_heads(tree: Tree) -> dict[tuple[int, int], int]:
     while frames:
         frame = frames[-1]
         node, i, start, pos, heads = frame
-        if len(node) == 1 and isinstance(node[0], str):
+        if is_preterminal(node):
             out.setdefault((start, start + 1), start)
             end, head = start + 1, start
         elif i < len(node):
@@ -109,7 +109,8 @@ def constituent_heads(tree: Tree) -> dict[tuple[int, int], int]:
             child = node[i]
             if isinstance(child, Tree):
                 frames.append([child, 0, pos, pos, []])
-            else:
+            else:  # a word beside phrases: binarization gives it a pre-terminal of its own
+                out.setdefault((pos, pos + 1), pos)
                 heads.append(pos)
                 frame[3] = pos + 1
             continue

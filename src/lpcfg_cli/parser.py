@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from lpcfg_cli import labels
 from lpcfg_cli.binarize import debinarize
 from lpcfg_cli.decode import best_labels, goodman_trees
 from lpcfg_cli.engine.coarse import coarse_posteriors
@@ -88,7 +89,7 @@ class Parser:
             and np.allclose(model.binary, model.coarse.binary)
             else LatentGrammar.from_model(model, dtype=dtype)
         )
-        self.root_ok = np.array([not s.startswith("@") for s in g.symbols])
+        self.root_ok = np.array([not labels.is_intermediate(s) for s in g.symbols])
         # word id -> lexical rules (CSR)
         order = np.argsort(g.lexical[:, 1], kind="stable")
         self.lex_by_word = order
@@ -251,12 +252,13 @@ class Parser:
             for w in g.lexicon.lookup(word, t):
                 lo, hi = self.lex_word_ptr[w], self.lex_word_ptr[w + 1]
                 for rule in self.lex_by_word[lo:hi]:
-                    if coarse.lexical[rule] > best:
-                        best, tag = coarse.lexical[rule], g.symbols[g.lexical[rule, 0]]
-            base = (tag or "XX").split("+")[-1].split("^")[0]
+                    symbol = g.symbols[g.lexical[rule, 0]]
+                    if coarse.lexical[rule] > best and symbol != labels.WORD:
+                        best, tag = coarse.lexical[rule], symbol
+            base = labels.bottom_label(tag) if tag is not None else "XX"
             leaves.append(Tree(base, [word]))
         roots = np.where(self.root_ok & g.is_interterminal, coarse.root, -1.0)
         label = (
-            g.symbols[int(np.argmax(roots))].split("+")[0].split("^")[0] if roots.max() > 0 else "S"
+            labels.top_label(g.symbols[int(np.argmax(roots))]) if roots.max() > 0 else "S"
         )
         return ParseResult(Tree(label, leaves), fallback=reason)

@@ -121,3 +121,8 @@ def _unflatten(items: list[str], arity: list[int]) -> Tree:
 
 
 _CLOSE = object()
+
+
+def is_preterminal(node: Tree) -> bool:
+    """A node over exactly one word."""
+    return len(node) == 1 and isinstance(node[0], str)

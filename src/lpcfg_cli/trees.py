@@ -251,11 +251,6 @@ def _parse_one(chunk: str, source: str, line: int) -> Tree:
                 break  # "()" or "(TOP)": an empty tree
             raise LpcfgError(f"empty constituent ({node.label()})", source=source, line=line)
         words = [k for k in kids if isinstance(k, str)]
-        if words and len(kids) > 1:
-            raise LpcfgError(
-                f"word {words[0]!r} is not under its own pre-terminal in ({node.label()} ...)",
-                source=source, line=line,
-            )  # fmt: skip
         if words and node is tree and node.label() in ROOT_LABELS:
             raise LpcfgError(f"word {words[0]!r} without a pre-terminal", source=source,
                              line=line)  # fmt: skip
