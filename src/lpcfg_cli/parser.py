@@ -228,6 +228,15 @@ class Parser:
             results[s] = self.fallback(sentences[s], "no parse under the latent model")
         return [r for r in results if r is not None]
 
+    def warm_up(self) -> None:
+        """Load the compiled kernels (numba's on-disk cache: 0.3 s) by parsing two words, so
+        that processes forked afterwards share them instead of each loading them."""
+        stats, self.stats = self.stats, ParseStats()
+        try:
+            self.parse([["the", "."]])  # any words do: unknown ones get every signature
+        finally:
+            self.stats = stats
+
     def thresholds(self) -> list[float]:
         """Pruning thresholds tried in turn for a sentence whose pruned chart has no parse:
         the chosen one, 1000 times looser, none."""
