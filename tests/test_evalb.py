@@ -12,6 +12,7 @@ import pytest
 from lpcfg_cli.evalb import (
     COLLINS,
     NONE,
+    Status,
     convention_warning,
     evaluate_lines,
     format_report,
@@ -119,7 +120,7 @@ def test_none_and_punctuation_words_deleted_but_length_counts_punctuation():
     assert (s.length, s.words, s.matched, s.gold) == (2, 1, 2, 2)  # NP over a trace vanishes
     # A punctuation word tagged differently in test is not deleted there: length error.
     s, result = one(gold, "(TOP (S (VP (VB Go)) (NN !)))")
-    assert s.status == 1 and result.messages == ["1 : Length unmatch (1|2)"]
+    assert s.status is Status.ERROR and result.messages == ["1 : Length unmatch (1|2)"]
 
 
 def test_advp_prt_equivalent_as_labels_and_tags():
@@ -144,16 +145,16 @@ def test_duplicates_match_as_multiset_and_crossing():
 def test_skip_sentences():
     for test in ["", "()", "(())", "(TOP)", "(TOP (-NONE- *))"]:
         s, result = one(TREE, test)
-        assert s.status == 2 and result.messages == [], test
+        assert s.status is Status.SKIP and result.messages == [], test
     # EVALB reads "( )" as a one-word sentence (empty label, empty word): not a skip.
     s, result = one(TREE, "( )")
-    assert s.status == 1 and result.messages == ["1 : Length unmatch (6|1)"]
+    assert s.status is Status.ERROR and result.messages == ["1 : Length unmatch (6|1)"]
 
 
 def test_unbalanced_brackets_like_evalb():
     # Never closed: the bracket ends at -1 and matches nothing, but figures are printed.
     s, result = one("(S (NP (NN a)) (VP (VB b)))", "(S (NP (NN a)) (VP (VB b))")
-    assert s.status == 1 and (s.matched, s.gold, s.test) == (2, 3, 3)
+    assert s.status is Status.ERROR and (s.matched, s.gold, s.test) == (2, 3, 3)
     assert result.messages == ["1 : Bracketing is unbalanced (too many open bracket)"]
     assert result.all.errors == 1 and result.all.gold == 0
     # One close bracket too many reports "open"; a second one also "close" (EVALB's stack).
@@ -174,7 +175,7 @@ def test_two_words_in_a_bracket_stops_the_run():
     assert evaluate_lines(["(S (NN a))"], ["(S (NN a ))"]).aborted
     # Without an error limit the sentence is an error and the run goes on.
     s, result = one(bad, "(S (NN a))", NONE)
-    assert s.status == 1 and not result.aborted
+    assert s.status is Status.ERROR and not result.aborted
     assert result.messages == [
         "1 : More than two elements in a bracket",
         "1 : Reading sentence",
@@ -272,7 +273,7 @@ def test_root_conventions():
 
 def test_accepts_lines_with_newlines_and_crlf():
     s, result = one(TREE + "\r\n", TREE + "\n")
-    assert s.status == 0 and s.matched == 5 and result.messages == []
+    assert s.status is Status.OK and s.matched == 5 and result.messages == []
 
 
 def test_warns_about_lines_longer_than_evalbs_buffer():
