@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -83,13 +82,11 @@ def test_vector_figures_as_numbers():
 
 
 @needs_vectors
-def test_345_sentences_against_themselves_fast_and_perfect():
+def test_345_sentences_against_themselves_are_perfect():
     gold = lines(VECTORS / "berkeley_test_sm6" / "gold.mrg")
     assert len(gold) == 345
-    start = time.perf_counter()
     result = evaluate_lines(gold, gold)
-    format_report(result, per_sentence=True, labels=True)
-    assert time.perf_counter() - start < 1.0
+    assert "=== Labels (valid sentences) ===" in format_report(result, labels=True)
     fig = result.all.figures()
     assert fig["fmeasure"] == fig["strict_fmeasure"] == 100.0
     assert fig["complete_match"] == 100.0 and result.not_scored == 0
