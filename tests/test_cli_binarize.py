@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-
-def run(*args: str, stdin: str | None = None):
-    return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], input=stdin,
-                          capture_output=True, text=True)  # fmt: skip
-
+from tests.support import run
 
 TREES = "( (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (ADVP (RB down) (RB again))) (. .)) )\n"
 

@@ -15,17 +15,15 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from lpcfg_cli.cli import main
 from lpcfg_cli.model import LPCFG, without_timings
+from tests.support import invoke, lpcfg
 
 TREES = [
     "(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))",
@@ -33,16 +31,6 @@ TREES = [
     "(S (NP (NNP Kim)) (VP (VBD saw) (NP (DT the) (NN dog))))",
     "(S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (NNP Kim))))",
 ]
-
-
-def invoke(*args: str, stdin: str | bytes | None = None):
-    """Run the command line in process (through the group's one-line error handling)."""
-    return CliRunner().invoke(main, list(args), input=stdin)
-
-
-def lpcfg(*args: str) -> list[str]:
-    """The command line of the real entry point, for a subprocess."""
-    return [sys.executable, "-m", "lpcfg_cli", *args]
 
 
 def one_error(result, fragment: str, status: int = 2) -> None:

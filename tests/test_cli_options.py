@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from lpcfg_cli.cli import main
 from lpcfg_cli.model import LPCFG
+from tests.support import invoke
 
 TREES = [
     "(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))",
@@ -23,10 +23,6 @@ TREES = [
     "(S (NP (NNP Kim)) (VP (VBD saw) (NP (DT the) (NN dog))))",
 ]
 TREE = "(S (NP (DT the) (NN cat)) (VP (VBD sat)))"
-
-
-def invoke(*args: str, stdin: str | None = None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=stdin)
 
 
 @pytest.fixture(scope="module")

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves, parse_tree
-
-
-def run(*args: str, stdin: str | None = None, cwd: Path | None = None):
-    return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], input=stdin,
-                          capture_output=True, text=True, cwd=cwd)  # fmt: skip
+from tests.support import run
 
 
 @pytest.fixture(scope="module")

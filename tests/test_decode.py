@@ -9,20 +9,22 @@ from lpcfg_cli.decode import best_labels, goodman_trees
 from lpcfg_cli.synthetic import random_lpcfg
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import leaves
-from tests.test_engine import run_latent, short_sentences
+from tests.support import binary_trees, run_latent, short_sentences
 
 
-def all_trees(i, j, labels):
-    """Every binary bracketing of [i, j) with any label available for each span."""
-    if j - i == 1:
-        for a, score in labels.get((i, j), []):
+def all_trees(n, labels):
+    """(score, tree) for every binary bracketing of n words, with any label available for
+    each span (its score added)."""
+
+    def leaf(i):
+        for a, score in labels.get((i, i + 1), []):
             yield score, Tree(a, [str(i)])
-        return
-    for k in range(i + 1, j):
-        for ls, lt in all_trees(i, k, labels):
-            for rs, rt in all_trees(k, j, labels):
-                for a, score in labels.get((i, j), []):
-                    yield ls + rs + score, Tree(a, [lt, rt])
+
+    def join(i, k, j, left, right):
+        for a, score in labels.get((i, j), []):
+            yield left[0] + right[0] + score, Tree(a, [left[1], right[1]])
+
+    return binary_trees(0, n, leaf, join)
 
 
 def tree_score(tree, scores, i=0):
@@ -57,7 +59,7 @@ def test_goodman_tree_maximises_summed_marginals(seed):
             key = (i, i + int(layout.span_len[span]))
             labels.setdefault(key, []).append((g.symbols[a], abs(mu)))
             scores[(g.symbols[a],) + key] = abs(mu)
-        best = max(score for score, _ in all_trees(0, len(words), labels))
+        best = max(score for score, _ in all_trees(len(words), labels))
         got, end = tree_score(trees[s], scores)
         assert end == len(words)
         assert leaves(trees[s]) == words

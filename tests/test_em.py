@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -11,6 +9,7 @@ from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.em import Params, Trees, e_step, train_em
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import iter_nodes
+from tests.support import latent_tree_prob, rule_tree
 
 
 @pytest.fixture(scope="module")
@@ -43,27 +42,6 @@ def reindex(truth, grammar):
     return model
 
 
-def brute_force_loglik(model, tree) -> float:
-    """log p(tree) summing over every latent assignment of its nodes."""
-    g = model.grammar
-    nodes = list(iter_nodes(tree))
-    m = int(model.states[0])
-    total = 0.0
-    for hs in itertools.product(range(m), repeat=len(nodes)):
-        h = {id(n): v for n, v in zip(nodes, hs, strict=True)}
-        p = model.root_vector(g.symbol_index[tree.label()])[h[id(tree)]]
-        for n in nodes:
-            a = g.symbol_index[n.label()]
-            if isinstance(n[0], str):
-                lex = g.lexical_id(a, g.words.index(n[0]))
-                p *= model.lexical_vector(lex)[h[id(n)]]
-            else:
-                r = g.rule_id(a, g.symbol_index[n[0].label()], g.symbol_index[n[1].label()])
-                p *= model.binary_tensor(r)[h[id(n)], h[id(n[0])], h[id(n[1])]]
-        total += p
-    return float(np.log(total))
-
-
 def test_e_step_likelihood_and_counts_match_brute_force(truth, treebank):
     trees, grammar, bank = treebank
     small = [t for t in trees if len(list(iter_nodes(t))) <= 7][:5]
@@ -71,7 +49,8 @@ def test_e_step_likelihood_and_counts_match_brute_force(truth, treebank):
     model = reindex(truth, g2)
     params = Params.from_model(model)
     stats = e_step(params, Trees(g2, b2, params.lexical.shape[1]))
-    assert stats.loglik == pytest.approx(sum(brute_force_loglik(model, t) for t in small))
+    brute = sum(np.log(latent_tree_prob(model, rule_tree(g2, t))) for t in small)
+    assert stats.loglik == pytest.approx(brute)
     # Every node's posterior over its states sums to one: counts per symbol = node counts.
     per_symbol = np.zeros(g2.n_symbols)
     np.add.at(per_symbol, g2.binary[:, 0], stats.binary.sum(axis=(1, 2)))

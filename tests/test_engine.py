@@ -2,110 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 from lpcfg_cli.engine.coarse import coarse_posteriors
-from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
-from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.grammars import CoarseGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import leaves, parse_tree
-
-
-def short_sentences(model, n, max_len, seed):
-    """Sentences drawn from the model (so they have parses), at most ``max_len`` words."""
-    out = []
-    for t in sample_trees(model, 400, seed=seed):
-        if len(leaves(t)) <= max_len:
-            out.append(leaves(t))
-        if len(out) == n:
-            break
-    return out
-
-
-def labelled_trees(model, i, j, words):
-    """All (tree, items) over words[i:j]; tree = (sym, lex) or (sym, rule, left, right)."""
-    g = model.grammar
-    if j - i == 1:
-        w = g.words.index(words[i])
-        for lx in np.flatnonzero(g.lexical[:, 1] == w):
-            yield ("l", int(lx)), [(int(g.lexical[lx, 0]), i, j)]
-        return
-    for k in range(i + 1, j):
-        for lt, litems in labelled_trees(model, i, k, words):
-            for rt, ritems in labelled_trees(model, k, j, words):
-                b, c = litems[-1][0], ritems[-1][0]
-                for r in np.flatnonzero((g.binary[:, 1] == b) & (g.binary[:, 2] == c)):
-                    a = int(g.binary[r, 0])
-                    yield ("b", int(r), lt, rt), litems + ritems + [(a, i, j)]
-
-
-def tree_prob_by_assignments(model, tree, root_sym):
-    """Sum over every latent assignment of the tree's nodes, one at a time."""
-    g = model.grammar
-    nodes = []
-
-    def collect(t):
-        nodes.append(t)
-        if t[0] == "b":
-            collect(t[2])
-            collect(t[3])
-
-    collect(tree)
-
-    def sym(t):
-        return int(g.lexical[t[1], 0]) if t[0] == "l" else int(g.binary[t[1], 0])
-
-    total = 0.0
-    for hs in itertools.product(*[range(model.states[sym(t)]) for t in nodes]):
-        h = {id(t): v for t, v in zip(nodes, hs, strict=True)}
-        p = model.root_vector(root_sym)[h[id(tree)]]
-        for t in nodes:
-            if t[0] == "l":
-                p *= model.lexical_vector(t[1])[h[id(t)]]
-            else:
-                p *= model.binary_tensor(t[1])[h[id(t)], h[id(t[2])], h[id(t[3])]]
-        total += p
-    return total
-
-
-def brute_force(model, words):
-    z = 0.0
-    mu: dict[tuple[int, int, int], float] = {}
-    for tree, items in labelled_trees(model, 0, len(words), words):
-        root = items[-1][0]
-        if model.root_vector(root).sum() == 0:
-            continue
-        p = tree_prob_by_assignments(model, tree, root)
-        z += p
-        for item in items:
-            mu[item] = mu.get(item, 0.0) + p
-    return z, {k: v / z for k, v in mu.items()} if z > 0 else {}
-
-
-def lexical_triples(g, layout, sentences):
-    """(span, lexical rule, weight 1) for every rule of every word of ``sentences``."""
-    spans, rules = [], []
-    for s, words in enumerate(sentences):
-        for t, w in enumerate(words):
-            for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
-                spans.append(layout.base[1, s] + t)
-                rules.append(lx)
-    return np.array(spans), np.array(rules), np.ones(len(rules))
-
-
-def run_latent(model, sentences, dtype=np.float64):
-    """The latent pass over every item of the full chart."""
-    g = model.grammar
-    layout = SpanLayout([len(s) for s in sentences])
-    keys = np.arange(layout.n_spans * g.n_symbols)
-    lexical = lexical_triples(g, layout, sentences)
-    lg = LatentGrammar.from_model(model, dtype)
-    chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
-    return layout, chart
+from tests.support import brute_force, latent_tree_prob, rule_tree, run_latent, short_sentences
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -208,20 +113,7 @@ def test_sentence_probability_equals_sum_over_sampled_trees():
     )
     assert len(distinct) >= 2
 
-    def tree_prob(text: str) -> float:
-        tree = parse_tree(text)
-
-        def inside(node):
-            a = g.symbol_index[node.label()]
-            if isinstance(node[0], str):
-                return model.lexical_vector(g.lexical_id(a, g.words.index(node[0])))
-            left, right = inside(node[0]), inside(node[1])
-            r = g.rule_id(a, g.symbol_index[node[0].label()], g.symbol_index[node[1].label()])
-            return np.einsum("hbc,b,c->h", model.binary_tensor(r), left, right)
-
-        return float(model.root_vector(g.symbol_index[tree.label()]) @ inside(tree))
-
-    total = sum(tree_prob(t) for t in distinct)
+    total = sum(latent_tree_prob(model, rule_tree(g, parse_tree(t))) for t in distinct)
     _, chart = run_latent(model, [list(sentence)])
     assert total == pytest.approx(np.exp(chart.log_z[0]), rel=1e-9)
 
@@ -241,30 +133,22 @@ def test_pruned_chart_matches_enumeration_over_the_allowed_trees(seed):
     every = np.arange(layout.n_spans * g.n_symbols)
     one_word = layout.span_len[every // g.n_symbols] == 1
     keys = every[one_word | (rng.random(len(every)) < 0.7)]
-    lexical = lexical_triples(g, layout, sentences)
-    lg = LatentGrammar.from_model(model)
-    chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
+    _, chart = run_latent(model, sentences, keys=keys)
     marg = chart.marginals()
     allowed = set(keys.tolist())
+    got = dict(zip(chart.keys.tolist(), marg, strict=True))
+    pruned = 0
     for s, words in enumerate(sentences):
         def item_key(item, s=s):
             a, i, j = item
             return int((layout.base[j - i, s] + i) * g.n_symbols + a)
 
-        z, mu = 0.0, {}
-        for tree, items in labelled_trees(model, 0, len(words), words):
-            root = items[-1][0]
-            if model.root_vector(root).sum() == 0 or any(item_key(t) not in allowed
-                                                          for t in items):  # fmt: skip
-                continue
-            p = tree_prob_by_assignments(model, tree, root)
-            z += p
-            for item in items:
-                mu[item_key(item)] = mu.get(item_key(item), 0.0) + p
+        z, mu = brute_force(model, words, allowed=lambda item: item_key(item) in allowed)
+        pruned += z < brute_force(model, words)[0]
         if z == 0:
             assert not np.isfinite(chart.log_z[s])
             continue
         assert np.exp(chart.log_z[s]) == pytest.approx(z, rel=1e-9)
-        got = dict(zip(chart.keys.tolist(), marg, strict=True))
-        for key, v in mu.items():
-            assert got[key] == pytest.approx(v / z, rel=1e-9, abs=1e-12)
+        for item, v in mu.items():
+            assert got[item_key(item)] == pytest.approx(v, rel=1e-9, abs=1e-12)
+    assert pruned  # some sentence lost trees to the pruning

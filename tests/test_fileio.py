@@ -19,14 +19,10 @@ import pytest
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
+from tests.support import run
 
 TREE = "( (S (NP (DT The) (NN cat)) (VP (VBD sat))) )\n"
 BINARIZED = "(S (NP (DT The) (NN cat)) (VP+VBD sat))\n"
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
 
 
 def leftovers(folder) -> list[str]:

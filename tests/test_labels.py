@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import string
 
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lpcfg_cli import labels
 from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.cli import main
 from lpcfg_cli.tree import Tree, is_preterminal
 from lpcfg_cli.trees import format_tree, iter_nodes, leaves, normalize, parse_tree
+from tests.support import invoke
 
 OPTIONS = [
     BinarizeOptions(),
@@ -75,10 +74,6 @@ def test_words_beside_phrases_get_a_preterminal_that_output_removes() -> None:
         "(NP (DT the) (@NP (%w dog) (@NP (PP (IN of) (NP+NN war)) (%w 's))))"
     )
     assert debinarize(binary) == tree
-
-
-def invoke(*args: str, stdin: str | None = None):
-    return CliRunner().invoke(main, list(args), input=stdin)
 
 
 def train_and_parse(tmp_path, bank: list[str], sentences: list[str], *extra: str) -> list[str]:

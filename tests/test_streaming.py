@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import select
 import subprocess
-import sys
 
 import pytest
 
@@ -14,10 +13,7 @@ from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import BLOCK, StreamParser
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves
-
-
-def lpcfg(*args: str) -> list[str]:
-    return [sys.executable, "-m", "lpcfg_cli", *args]
+from tests.support import lpcfg
 
 
 @pytest.fixture(scope="module")

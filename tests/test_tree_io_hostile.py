@@ -7,9 +7,6 @@ written without loss, through the library and through `binarize`, `evaluate` and
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -32,14 +29,10 @@ from lpcfg_cli.trees import (
     tagged_words,
     words,
 )
+from tests.support import run
 
 DEPTH = 5_000
 WIDTH = 2_000
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lpcfg_cli", *args], input=stdin,
-                          capture_output=True, text=True)  # fmt: skip
 
 
 def write(tmp_path, name: str, text: str, bom: bool = False) -> str:

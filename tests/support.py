@@ -1,0 +1,180 @@
+"""Oracles and runners shared by the test modules (which never import one another).
+
+- The command line: ``run`` (a subprocess of the real entry point), ``lpcfg`` (its argv,
+  for ``Popen``) and ``invoke`` (in process, through click's CliRunner).
+- Brute force: ``binary_trees`` enumerates every binary tree over a span; on it,
+  ``labelled_trees`` lists a grammar's trees of a sentence, ``latent_tree_prob`` sums a tree
+  over every latent assignment, ``brute_force`` gives a sentence's probability and item
+  marginals from the two.
+- The chart engine on sentences drawn from a model: ``short_sentences``, ``run_latent``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from click.testing import CliRunner
+
+from lpcfg_cli.cli import main
+from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.synthetic import sample_trees
+from lpcfg_cli.tree import Tree
+from lpcfg_cli.trees import leaves
+
+# --- the command line ---------------------------------------------------------------------
+
+
+def lpcfg(*args: Any) -> list[str]:
+    """The command line of the real entry point (``python -m lpcfg_cli ARGS``)."""
+    return [sys.executable, "-m", "lpcfg_cli", *(str(a) for a in args)]
+
+
+def run(*args: Any, stdin: str | None = None, cwd: Path | None = None,
+        timeout: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """Run the command line in a subprocess: its real exit status, stdout and stderr."""
+    return subprocess.run(lpcfg(*args), input=stdin, capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)  # fmt: skip
+
+
+def invoke(*args: Any, stdin: str | bytes | None = None):
+    """Run the command line in process (through the group's one-line error handling)."""
+    return CliRunner().invoke(main, [str(a) for a in args], input=stdin)
+
+
+# --- brute-force enumeration ----------------------------------------------------------------
+
+
+def binary_trees(i: int, j: int, leaf: Callable[[int], Iterator],
+                 join: Callable[[int, int, int, Any, Any], Iterator]) -> Iterator:  # fmt: skip
+    """Every binary tree over the span [i, j): ``leaf(i)`` yields the trees of the word at
+    ``i``; ``join(i, k, j, left, right)`` yields those made of a tree over [i, k) and one
+    over [k, j) (none if they cannot be joined)."""
+    if j - i == 1:
+        yield from leaf(i)
+        return
+    for k in range(i + 1, j):
+        for left in binary_trees(i, k, leaf, join):
+            for right in binary_trees(k, j, leaf, join):
+                yield from join(i, k, j, left, right)
+
+
+def labelled_trees(model, i: int, j: int, words: list[str]) -> Iterator:
+    """Every (tree, items) of ``model``'s grammar over words[i:j]; a tree is ("l", lexical
+    rule) or ("b", binary rule, left, right), items are (symbol, start, end), root last."""
+    g = model.grammar
+
+    def leaf(k):
+        w = g.words.index(words[k])
+        for lx in np.flatnonzero(g.lexical[:, 1] == w):
+            yield ("l", int(lx)), [(int(g.lexical[lx, 0]), k, k + 1)]
+
+    def join(i, k, j, left, right):
+        (lt, litems), (rt, ritems) = left, right
+        b, c = litems[-1][0], ritems[-1][0]
+        for r in np.flatnonzero((g.binary[:, 1] == b) & (g.binary[:, 2] == c)):
+            yield ("b", int(r), lt, rt), litems + ritems + [(int(g.binary[r, 0]), i, j)]
+
+    return binary_trees(i, j, leaf, join)
+
+
+def rule_tree(grammar, tree: Tree):
+    """A tree of ``grammar``'s symbols and words in the form ``labelled_trees`` gives."""
+    a = grammar.symbol_index[tree.label()]
+    if isinstance(tree[0], str):
+        return ("l", grammar.lexical_id(a, grammar.words.index(tree[0])))
+    b, c = (grammar.symbol_index[kid.label()] for kid in tree)
+    return ("b", grammar.rule_id(a, b, c), rule_tree(grammar, tree[0]), rule_tree(grammar, tree[1]))
+
+
+def latent_tree_prob(model, tree) -> float:
+    """p(tree) (a ``labelled_trees`` tree, root probability included) summed over every
+    latent assignment of its nodes, one assignment at a time."""
+    g = model.grammar
+    nodes = []
+
+    def collect(t):
+        nodes.append(t)
+        if t[0] == "b":
+            collect(t[2])
+            collect(t[3])
+
+    collect(tree)
+
+    def sym(t):
+        return int(g.lexical[t[1], 0]) if t[0] == "l" else int(g.binary[t[1], 0])
+
+    total = 0.0
+    for hs in itertools.product(*[range(model.states[sym(t)]) for t in nodes]):
+        h = {id(t): v for t, v in zip(nodes, hs, strict=True)}
+        p = model.root_vector(sym(tree))[h[id(tree)]]
+        for t in nodes:
+            if t[0] == "l":
+                p *= model.lexical_vector(t[1])[h[id(t)]]
+            else:
+                p *= model.binary_tensor(t[1])[h[id(t)], h[id(t[2])], h[id(t[3])]]
+        total += p
+    return float(total)
+
+
+def brute_force(model, words: list[str], allowed: Callable | None = None):
+    """(p(words), {(symbol, start, end): marginal}) summing every tree of the sentence
+    (only those whose every item ``allowed`` accepts, when given)."""
+    z = 0.0
+    mu: dict[tuple[int, int, int], float] = {}
+    for tree, items in labelled_trees(model, 0, len(words), words):
+        root = items[-1][0]
+        if model.root_vector(root).sum() == 0:
+            continue
+        if allowed is not None and not all(allowed(item) for item in items):
+            continue
+        p = latent_tree_prob(model, tree)
+        z += p
+        for item in items:
+            mu[item] = mu.get(item, 0.0) + p
+    return z, {k: v / z for k, v in mu.items()} if z > 0 else {}
+
+
+# --- the chart engine on sampled sentences ------------------------------------------------
+
+
+def short_sentences(model, n: int, max_len: int, seed: int) -> list[list[str]]:
+    """Up to ``n`` sentences drawn from the model (so they have parses), at most ``max_len``
+    words each."""
+    out = []
+    for t in sample_trees(model, 400, seed=seed):
+        if len(leaves(t)) <= max_len:
+            out.append(leaves(t))
+        if len(out) == n:
+            break
+    return out
+
+
+def lexical_triples(g, layout, sentences):
+    """(span, lexical rule, weight 1) for every rule of every word of ``sentences``."""
+    spans, rules = [], []
+    for s, words in enumerate(sentences):
+        for t, w in enumerate(words):
+            for lx in np.flatnonzero(g.lexical[:, 1] == g.words.index(w)):
+                spans.append(layout.base[1, s] + t)
+                rules.append(lx)
+    return np.array(spans), np.array(rules), np.ones(len(rules))
+
+
+def run_latent(model, sentences, dtype=np.float64, keys=None):
+    """The latent pass over the items ``keys`` (default: every item of the full chart)."""
+    g = model.grammar
+    layout = SpanLayout([len(s) for s in sentences])
+    if keys is None:
+        keys = np.arange(layout.n_spans * g.n_symbols)
+    lexical = lexical_triples(g, layout, sentences)
+    lg = LatentGrammar.from_model(model, dtype)
+    chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
+    return layout, chart
