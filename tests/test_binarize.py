@@ -27,12 +27,17 @@ OPTIONS = [BinarizeOptions(h, v, f)
 def test_examples():
     t = parse_tree("(S (NP (DT a) (JJ b) (NN c) (NN d)) (VP (VB go)))")
     assert str(binarize(t)) == ("(S (NP (DT a) (@NP (JJ b) (@NP (NN c) (NN d)))) (VP+VB go))")
-    left = binarize(t, BinarizeOptions(horizontal=1, vertical=2, factor="left"))
-    assert (
-        str(left) == "(S (NP^S (@NP^S/JJ (@NP^S/JJ (DT a) (JJ b)) (NN c)) (NN d)) (VP^S+VB go))"
-        or in_normal_form(left)
+    # Left factoring: an intermediate node remembers the last h children inside it (NN c,
+    # not NNS d outside it), its parent's label after ^.
+    u = parse_tree("(S (NP (DT a) (JJ b) (NN c) (NNS d)) (VP (VB go)))")
+    left = binarize(u, BinarizeOptions(horizontal=1, vertical=2, factor="left"))
+    assert str(left) == (
+        "(S (NP^S (@NP^S/NN (@NP^S/JJ (DT a) (JJ b)) (NN c)) (NNS d)) (VP^S+VB go))"
     )
-    assert debinarize(left) == t
+    assert debinarize(left) == u
+    right = binarize(u, BinarizeOptions(horizontal=2, vertical=1, factor="right"))
+    assert str(right) == "(S (NP (DT a) (@NP/DT (JJ b) (@NP/DT_JJ (NN c) (NNS d)))) (VP+VB go))"
+    assert debinarize(right) == u
 
 
 def test_one_word_sentences_survive():
