@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves, parse_tree
-from tests.support import run
+from tests.support import invoke, run
 
 
 @pytest.fixture(scope="module")
@@ -228,3 +230,35 @@ def test_sample_writes_debinarized_trees_unless_asked(tmp_path):
     assert plain == "(S (NP (DT a) (JJ b) (NN c)) (VP (VB d)))"
     binarized = run("sample", str(model), "-n", "1", "--binarized").stdout.strip()
     assert binarized == "(S (NP (DT a) (@NP (JJ b) (NN c))) (VP+VB d))"
+
+
+@pytest.fixture(scope="module")
+def latent_bank(tmp_path_factory):
+    """Trees from an L-PCFG whose two states per symbol differ sharply (sparse Dirichlet):
+    1000 to train on, 200 held out as gold trees and as sentences."""
+    d = tmp_path_factory.mktemp("latent")
+    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
+                         words_per_tag=8, seed=3, concentration=0.1)  # fmt: skip
+    trees = sample_trees(truth, 1200, seed=4)
+    (d / "train.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[:1000]))
+    (d / "test.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[1000:]))
+    (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in trees[1000:]))
+    return d
+
+
+def test_em_beats_the_pcfg_on_held_out_trees_of_a_latent_grammar(latent_bank, tmp_path):
+    """The latent states are worth learning: `train --method em` then `parse` and
+    `evaluate` score held-out trees well above the PCFG trained on the same trees."""
+    d = latent_bank
+    f1 = {}
+    for method, options in [("pcfg", []), ("em", ["--states", "2", "--iterations", "20"])]:
+        model = tmp_path / f"{method}.npz"
+        res = invoke("train", "--method", method, *options, "--seed", "1", "--quiet",
+                     d / "train.mrg", "-o", model)  # fmt: skip
+        assert res.exit_code == 0, res.output
+        res = invoke("parse", model, d / "test.txt", "--quiet", "-o", tmp_path / method)
+        assert res.exit_code == 0, res.output
+        res = invoke("evaluate", "--json", d / "test.mrg", tmp_path / method)
+        assert res.exit_code == 0, res.output
+        f1[method] = json.loads(res.stdout)["all"]["strict_fmeasure"]
+    assert f1["em"] > f1["pcfg"] + 2, f1  # 98.90 against 95.05 (about 40 more brackets right)
