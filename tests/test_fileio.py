@@ -12,14 +12,13 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 import threading
 
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
-from tests.support import run
+from tests.support import lpcfg, run
 
 TREE = "( (S (NP (DT The) (NN cat)) (VP (VBD sat))) )\n"
 BINARIZED = "(S (NP (DT The) (NN cat)) (VP+VBD sat))\n"
@@ -179,8 +178,8 @@ def test_closed_stdout_ends_quietly(tmp_path):
     big = tmp_path / "big.mrg"
     big.write_text(TREE * 5000)
     for out in ("-", "/dev/stdout"):
-        proc = subprocess.Popen([sys.executable, "-m", "lpcfg_cli", "binarize", str(big), "-o",
-                                 out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        proc = subprocess.Popen(lpcfg("binarize", big, "-o", out), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)  # fmt: skip
         assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline().decode() == BINARIZED
         proc.stdout.close()
@@ -193,7 +192,7 @@ def test_stdout_write_error_is_one_line(tmp_path, trees):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
     with open("/dev/full", "w") as full:
-        res = subprocess.run([sys.executable, "-m", "lpcfg_cli", "binarize", str(trees)],
-                             stdout=full, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        res = subprocess.run(lpcfg("binarize", trees), stdout=full, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
     assert (res.returncode, res.stderr) == (
         2, "lpcfg: error: <stdout>: No space left on device\n")  # fmt: skip
