@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import select
 import subprocess
+import sys
 
 import pytest
 
@@ -99,3 +100,25 @@ def test_the_stream_reads_a_bounded_distance_ahead(latent, jobs):
     assert all(r.tree is not None for r in first)
     assert consumed <= len(first) + 20 * (2 * jobs + 2)
     results.close()
+
+
+BLAS_CHECK = """
+import sys
+from threadpoolctl import threadpool_info, threadpool_limits
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.parser import Parser
+parser = Parser(LPCFG.load(sys.argv[1]))
+sentences = [line.split() for line in open(sys.argv[2])][:20]
+with threadpool_limits(1):
+    parser.parse(sentences)
+    print(max(lib["num_threads"] for lib in threadpool_info()))
+"""
+
+
+def test_every_blas_the_engine_calls_is_held_to_one_thread(latent):
+    """In a fresh process (as `parse` runs): a BLAS library first loaded by a kernel call
+    inside threadpool_limits escaped the limit and ran two threads per process."""
+    d = latent
+    out = subprocess.run([sys.executable, "-c", BLAS_CHECK, str(d / "m.npz"), str(d / "test.txt")],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.strip() == "1"

@@ -21,6 +21,13 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+# numba's np.dot calls BLAS through scipy's cython_blas. Loading it here, at import, lets
+# threadpoolctl hold it to one thread in every parsing process: threadpool_limits only limits
+# libraries already loaded, and when the first kernel call loaded it inside the limit, it ran
+# two threads per process (the latent pass of the test split took 4.3 s of CPU instead of 2.4,
+# and --jobs 2 oversubscribed the machine). nltk used to load it by accident.
+import scipy.linalg.cython_blas  # noqa: F401, E402
+
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
 
