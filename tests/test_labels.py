@@ -4,8 +4,10 @@ a PCFG trained on such trees parses to balanced trees with the original labels."
 
 from __future__ import annotations
 
+import json
 import string
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,3 +133,51 @@ def test_any_treebank_trains_and_parses_one_balanced_tree_per_line(tmp_path, ban
         assert format_tree(parsed) == line
     for line, sentence in zip(out, sentences, strict=False):
         assert " ".join(leaves(parse_tree(line))) == sentence
+
+
+# The PTB's labels renamed the way other treebanks spell theirs: reserved characters, a label
+# (pp) that is a pre-terminal (for IN) and a phrase (for PP), a non-ASCII word suffix.
+FOREIGN = {"NP": "grup.nom+[sn]", "VP": "VE2[+NEG]", "PP": "pp", "S": "S^top", "DT": "@det",
+           "IN": "pp", "NN": "n/c_s", "JJ": "aq0%", "ADJP": "s.a'", "SBAR": "S:F"}  # fmt: skip
+
+
+def _foreign(trees: list[Tree]) -> list[str]:
+    out, words = [], 0
+    for raw in trees:
+        tree = normalize(raw)
+        if tree is None:
+            continue
+        for node in iter_nodes(tree):
+            node.set_label(FOREIGN.get(node.label(), node.label()))
+            if is_preterminal(node):
+                words += 1
+                if words % 7 == 0:
+                    node[0] += "中"
+        out.append(format_tree(tree))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.parametrize("method", ["pcfg", "em", "spectral", "pivot", "pivot+em"])
+def test_every_learner_on_a_treebank_with_foreign_labels(tmp_path, ptb_split, method) -> None:
+    """Every method trains on the renamed training split and parses the renamed dev split
+    with its own labels, at PTB accuracy (measured: pcfg 69.8, spectral m = 8 83.2, pivot
+    80.1, em 10 iterations 75.2, pivot+em 84.1)."""
+    train, dev = _foreign(ptb_split["train"]), _foreign(ptb_split["dev"])
+    (tmp_path / "train.mrg").write_text("\n".join(train) + "\n", encoding="utf-8")
+    (tmp_path / "dev.mrg").write_text("\n".join(dev) + "\n", encoding="utf-8")
+    text = "".join(" ".join(leaves(parse_tree(t))) + "\n" for t in dev)
+    extra = {"pcfg": [], "em": ["--states", "8", "--iterations", "10"],
+             "pivot+em": ["--states", "8", "--iterations", "2"]}.get(method, ["--states", "8"])
+    res = invoke("train", "--quiet", "--method", method, *extra, str(tmp_path / "train.mrg"),
+                 "-o", str(tmp_path / "m.npz"))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    res = invoke("parse", "--quiet", str(tmp_path / "m.npz"), stdin=text)
+    assert res.exit_code == 0, res.output
+    (tmp_path / "dev.parsed").write_text(res.stdout, encoding="utf-8")
+    res = invoke("evaluate", "--json", str(tmp_path / "dev.mrg"), str(tmp_path / "dev.parsed"))
+    assert res.exit_code == 0, res.output
+    assert "(grup.nom+[sn] " in (tmp_path / "dev.parsed").read_text(encoding="utf-8")
+    f1 = json.loads(res.stdout)["all"]["strict_fmeasure"]
+    assert f1 > {"pcfg": 68, "em": 73, "spectral": 81, "pivot": 78, "pivot+em": 82}[method]
