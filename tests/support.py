@@ -25,9 +25,9 @@ from lpcfg_cli.cli import main
 from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.synthetic import sample_trees
+from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import leaves
+from lpcfg_cli.trees import format_tree, leaves
 
 # --- the command line ---------------------------------------------------------------------
 
@@ -178,3 +178,16 @@ def run_latent(model, sentences, dtype=np.float64, keys=None):
     lg = LatentGrammar.from_model(model, dtype)
     chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
     return layout, chart
+
+
+def synthetic_treebank(d: Path, n_train: int, n_test: int) -> list[Tree]:
+    """Trees sampled from a fixed random 2-state L-PCFG (the latent pass has work to do):
+    ``test.txt`` and ``test.mrg`` in ``d`` hold the last ``n_test``; returns the first
+    ``n_train``."""
+    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
+                         words_per_tag=8, seed=3)  # fmt: skip
+    trees = sample_trees(truth, n_train + n_test, seed=4)
+    test = trees[n_train:]
+    (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in test))
+    (d / "test.mrg").write_text("".join(format_tree(t) + "\n" for t in test))
+    return trees[:n_train]

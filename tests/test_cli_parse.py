@@ -8,18 +8,15 @@ import pytest
 
 from lpcfg_cli.synthetic import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves, parse_tree
-from tests.support import invoke, run
+from tests.support import invoke, run, synthetic_treebank
 
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
     """A PCFG trained on trees sampled from a random L-PCFG, and held-out sentences."""
     d = tmp_path_factory.mktemp("syn")
-    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
-                         words_per_tag=8, seed=3)  # fmt: skip
-    trees = sample_trees(truth, 600, seed=4)
-    (d / "train.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[:500]))
-    (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in trees[500:]))
+    train = synthetic_treebank(d, 500, 100)
+    (d / "train.mrg").write_text("".join(format_tree(t) + "\n" for t in train))
     res = run("train", "--method", "pcfg", str(d / "train.mrg"), "-o", str(d / "m.npz"))
     assert res.returncode == 0, res.stderr
     return d

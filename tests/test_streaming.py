@@ -12,23 +12,16 @@ from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.em import train_em
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import BLOCK, StreamParser
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
-from lpcfg_cli.trees import format_tree, leaves
-from tests.support import lpcfg
+from tests.support import lpcfg, synthetic_treebank
 
 
 @pytest.fixture(scope="module")
 def latent(tmp_path_factory):
     """A 2-state EM model (so the latent pass runs) and 250 held-out sentences."""
     d = tmp_path_factory.mktemp("stream")
-    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
-                         words_per_tag=8, seed=3)  # fmt: skip
-    trees = sample_trees(truth, 750, seed=4)
-    grammar, bank = build_grammar(trees[:500])
+    grammar, bank = build_grammar(synthetic_treebank(d, 500, 250))
     model = train_em(grammar, bank, states=2, iterations=2, seed=1)
     model.save(d / "m.npz")
-    (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in trees[500:]))
-    (d / "test.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[500:]))
     return d
 
 

@@ -14,10 +14,12 @@ from typing import Any
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.grammar import CompiledTreebank, Grammar, build_grammar, compile_trees
+from lpcfg_cli.parallel import parse_sentences
 from lpcfg_cli.parser import PRUNE
 from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import leaves, normalize, read_treebank
+from lpcfg_cli.trees import ROOT_LABELS, format_tree, leaves, normalize, read_treebank, words
 
 
 @dataclass
@@ -95,10 +97,6 @@ def dev_scorer(
     the model) and scored with the real evaluator (skipped or failed sentences count as
     wrong), as ``parse`` + ``evaluate`` would.
     """
-    from lpcfg_cli.evalb import evaluate_lines
-    from lpcfg_cli.parallel import parse_sentences
-    from lpcfg_cli.trees import ROOT_LABELS, format_tree, words
-
     records = read_treebank(list(paths))
     gold, sentences = [], []
     for rec in records:
