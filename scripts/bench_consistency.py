@@ -22,12 +22,8 @@ from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.features import FeatureOptions
 from lpcfg_cli.learners.pivot import PivotEstimator, PivotOptions
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
-from lpcfg_cli.synthetic import (
-    held_out_error,
-    parameter_error,
-    pivot_lpcfg,
-    sample_trees,
-)
+from lpcfg_cli.sampling import sample_trees
+from lpcfg_cli.testing import held_out_error, parameter_error, pivot_lpcfg
 
 SIMPLE = FeatureOptions(
     inside=("rule", "rule+left", "rule+right", "word"), outside=("parent", "parent2", "up1")

@@ -30,7 +30,7 @@ from prepare_data import SOURCE_FILE, STANDARD_SOURCE, folder_source, write_spli
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves, standard_split
 
 AVAILABLE = ["pcfg", "em", "spectral", "pivot", "pivot+em"]

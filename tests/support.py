@@ -25,7 +25,7 @@ from lpcfg_cli.cli import main
 from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import format_tree, leaves
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves, parse_tree
 from tests.support import invoke, run, synthetic_treebank
 

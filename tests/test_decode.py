@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.decode import best_labels, goodman_trees
-from lpcfg_cli.synthetic import random_lpcfg
+from lpcfg_cli.sampling import random_lpcfg
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import leaves
 from tests.support import binary_trees, run_latent, short_sentences

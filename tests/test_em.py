@@ -7,7 +7,7 @@ import pytest
 
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.em import Params, Trees, e_step, train_em
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import iter_nodes
 from tests.support import latent_tree_prob, rule_tree
 

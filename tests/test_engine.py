@@ -8,7 +8,7 @@ import pytest
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import leaves, parse_tree
 from tests.support import brute_force, latent_tree_prob, rule_tree, run_latent, short_sentences
 
@@ -84,7 +84,7 @@ def test_single_precision_marginals_agree_with_double():
 def test_split_model_is_a_proper_latent_model_with_the_same_sentence_probabilities():
     """Splitting a PCFG into m states (EM's starting point) keeps it normalised, and with
     no noise every sentence probability equals the PCFG's."""
-    from lpcfg_cli.synthetic import split_model
+    from lpcfg_cli.learners.split import split_model
 
     pcfg = random_lpcfg(n_inter=3, n_pre=3, n_words=6, states=1, rules_per_symbol=4, seed=5)
     noisy = split_model(pcfg, 3, noise=0.05, seed=1)

@@ -11,7 +11,7 @@ import pytest
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.synthetic import random_lpcfg
+from lpcfg_cli.sampling import random_lpcfg
 
 
 @pytest.fixture

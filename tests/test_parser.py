@@ -7,7 +7,7 @@ import numpy as np
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.em import train_em
 from lpcfg_cli.parser import Parser
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import iter_nodes, leaves
 
 

@@ -17,7 +17,8 @@ from lpcfg_cli.learners.pivot import (
     simplex_weights,
 )
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.synthetic import held_out_error, parameter_error, pivot_lpcfg, sample_trees
+from lpcfg_cli.sampling import sample_trees
+from lpcfg_cli.testing import held_out_error, parameter_error, pivot_lpcfg
 
 # ------------------------------------------------------------------ components
 

@@ -13,7 +13,8 @@ from lpcfg_cli.learners.features import FeatureOptions, node_features
 from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
-from lpcfg_cli.synthetic import pivot_lpcfg, random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.testing import pivot_lpcfg
 from lpcfg_cli.trees import format_tree, leaves, parse_tree
 
 # ------------------------------------------------------------------ guarded SVD

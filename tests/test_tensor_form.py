@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.synthetic import random_lpcfg
+from lpcfg_cli.sampling import random_lpcfg
 from tests.support import run_latent, short_sentences
 
 

@@ -10,7 +10,7 @@ from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output, check_output
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.synthetic import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree
 
 

@@ -4,7 +4,7 @@ Every symbol gets ``m`` latent states; the training trees are observed without t
 maximises the likelihood of the skeletal trees.
 
 - Initialisation: the treebank PCFG split into ``m`` states with a seeded relative random
-  perturbation, renormalised (``synthetic.split_model``), or an existing model (``init``).
+  perturbation, renormalised (``learners.split.split_model``), or an existing model (``init``).
 - E-step: inside-outside over the fixed training trees on the chart engine the parser uses
   (``engine.trees``: the nodes of all trees are the items of one chart, so every span length
   of the whole treebank is one batch of matrix products), in double precision; spans carry
@@ -31,8 +31,8 @@ from lpcfg_cli.engine.trees import TreeCharts, expected_counts, log_probabilitie
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.split import split_model
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.synthetic import split_model
 
 
 @dataclass
