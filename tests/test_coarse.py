@@ -1,0 +1,125 @@
+"""The coarse pass against a plain numpy inside-outside over a dense rule tensor.
+
+The kernel keeps its inside chart twice (start-major and end-major) and sums each split range
+as one dot product; the reference below indexes spans by ``(start, end)`` directly and sums
+over every split, so a split read from the wrong cell of either layout, a split weight applied
+to the wrong split or an extent that cuts a range short shows as a wrong posterior.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lpcfg_cli.engine.coarse import coarse_posteriors
+from lpcfg_cli.engine.grammars import CoarseGrammar
+from lpcfg_cli.engine.layout import SpanLayout
+
+N_SYM = 7
+PRE = (0, 1)  # pre-terminals: only over one word (no rule has them as parent)
+NEVER = 6  # a child of some rules that no rule and no word produces: its pairs never apply
+
+
+def random_grammar(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rules (R, 3) parent-left-right, probabilities, root weights)``: asymmetric (rule
+    ``a -> b c`` without ``a -> c b``), with pairs that apply only over one-word children
+    and pairs that never apply."""
+    rng = np.random.default_rng(seed)
+    rules = [
+        (a, b, c)
+        for a in range(2, NEVER)
+        for b in range(N_SYM)
+        for c in range(N_SYM)
+        if rng.random() < 0.3
+    ]
+    rules += [(2, 0, NEVER), (3, NEVER, 1), (4, 0, 1)]
+    rules = np.array(sorted(set(rules)), dtype=np.int64)
+    prob = rng.uniform(0.05, 0.6, len(rules))
+    root = np.zeros(N_SYM)
+    root[2:NEVER] = rng.uniform(0.1, 1.0, NEVER - 2)
+    return rules, prob, root
+
+
+def random_lexical(n: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n, N)`` word scores: the pre-terminals and, on some words, symbol 5 too."""
+    lex = np.zeros((n, N_SYM))
+    lex[:, PRE] = rng.uniform(0.1, 1.0, (n, len(PRE))) * (rng.random((n, len(PRE))) < 0.7)
+    lex[:, 5] = rng.uniform(0.1, 1.0, n) * (rng.random(n) < 0.3)
+    lex[lex.sum(1) == 0, 0] = 0.5
+    return lex
+
+
+def reference(lex: np.ndarray, rules: np.ndarray, prob: np.ndarray, root: np.ndarray):
+    """``(Z, mu[i, j, a])`` by inside-outside over a dense tensor, without scaling."""
+    n = len(lex)
+    t = np.zeros((N_SYM, N_SYM, N_SYM))
+    np.add.at(t, (rules[:, 0], rules[:, 1], rules[:, 2]), prob)
+    alpha = np.zeros((n + 1, n + 1, N_SYM))
+    for i in range(n):
+        alpha[i, i + 1] = lex[i]
+    for length in range(2, n + 1):
+        for i in range(n - length + 1):
+            j = i + length
+            for k in range(i + 1, j):
+                alpha[i, j] += np.einsum("abc,b,c->a", t, alpha[i, k], alpha[k, j])
+    z = float(root @ alpha[0, n])
+    beta = np.zeros_like(alpha)
+    beta[0, n] = root
+    for length in range(n, 1, -1):
+        for i in range(n - length + 1):
+            j = i + length
+            for k in range(i + 1, j):
+                beta[i, k] += np.einsum("abc,a,c->b", t, beta[i, j], alpha[k, j])
+                beta[k, j] += np.einsum("abc,a,b->c", t, beta[i, j], alpha[i, k])
+    return z, alpha * beta / z if z > 0 else np.zeros_like(alpha)
+
+
+def run(lexes: list[np.ndarray], rules, prob, root):
+    """The pass over one batch: ``(mu[s][i, j, a] per sentence, log Z)``."""
+    layout = SpanLayout([len(x) for x in lexes])
+    g = CoarseGrammar.build(N_SYM, rules, prob)
+    lex = np.concatenate(lexes)
+    order = np.argsort(np.concatenate([layout.base[1, s] + np.arange(len(x))
+                                       for s, x in enumerate(lexes)]))  # fmt: skip
+    keys, values, log_z = coarse_posteriors(g, layout, lex[order], root)
+    span, sym = np.divmod(keys, N_SYM)
+    out = [np.zeros((len(x) + 1, len(x) + 1, N_SYM)) for x in lexes]
+    for sp, a, v in zip(span, sym, values, strict=True):
+        s, i = int(layout.span_sent[sp]), int(layout.span_start[sp])
+        out[s][i, i + int(layout.span_len[sp]), a] = v
+    return out, log_z
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_coarse_pass_matches_dense_inside_outside(seed):
+    rules, prob, root = random_grammar(seed)
+    rng = np.random.default_rng(100 + seed)
+    lexes = [random_lexical(n, rng) for n in (1, 2, 3, 4, 5, 8, 13, 30)]
+    mus, log_z = run(lexes, rules, prob, root)
+    parsed = 0
+    for lex, mu, lz in zip(lexes, mus, log_z, strict=True):
+        z, expected = reference(lex, rules, prob, root)
+        if z == 0:
+            assert lz == -np.inf and not mu.any()
+            continue
+        parsed += 1
+        assert lz == pytest.approx(np.log(z), rel=1e-12, abs=1e-12)
+        np.testing.assert_array_equal(mu != 0, expected != 0)
+        np.testing.assert_allclose(mu, expected, rtol=1e-10, atol=0)
+    assert parsed >= 6
+
+
+def test_pairs_that_never_apply_and_no_parse():
+    """Rules whose children never meet add nothing; a sentence without a parse gives -inf and
+    no items, and does not disturb the other sentences of its batch."""
+    rules, prob, root = random_grammar(0)
+    only_never = np.array([(2, NEVER, NEVER), (3, 0, NEVER), (4, NEVER, 0)])
+    no_parse = random_lexical(5, np.random.default_rng(6))
+    no_parse[2] = 0.0  # a word no symbol covers
+    lex = random_lexical(6, np.random.default_rng(5))
+    mus, log_z = run([lex, no_parse], np.concatenate([rules, only_never]),
+                     np.concatenate([prob, [0.9, 0.9, 0.9]]), root)  # fmt: skip
+    z, expected = reference(lex, rules, prob, root)
+    assert log_z[0] == pytest.approx(np.log(z), rel=1e-12)
+    np.testing.assert_allclose(mus[0], expected, rtol=1e-10, atol=0)
+    assert log_z[1] == -np.inf and not mus[1].any()
