@@ -19,27 +19,19 @@ import sys
 import time
 
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.learners.features import FeatureOptions
-from lpcfg_cli.learners.pivot import PivotEstimator, PivotOptions
-from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
+from lpcfg_cli.learners.pivot import PivotEstimator
+from lpcfg_cli.learners.spectral import SpectralEstimator
 from lpcfg_cli.sampling import sample_trees
-from lpcfg_cli.testing import held_out_error, parameter_error, pivot_lpcfg
-
-SIMPLE = FeatureOptions(
-    inside=("rule", "rule+left", "rule+right", "word"), outside=("parent", "parent2", "up1")
+from lpcfg_cli.testing import (
+    ENGINEERED_SPECTRAL,
+    PAPER_SPECTRAL,
+    PURE_PIVOT,
+    held_out_error,
+    parameter_error,
+    pivot_lpcfg,
 )
-SPECTRAL = {
-    "spectral (paper)": SpectralOptions(
-        min_singular=1e-6,
-        count_per_state=0,
-        smoothing=0,
-        lexical_weight=1.0,
-        lexical_count=0,
-        features=SIMPLE,
-    ),
-    "spectral (engineered)": SpectralOptions(min_singular=1e-6, count_per_state=0),
-}
-PIVOT = PivotOptions(count_per_state=0, lexicon_smoothing=0.0, min_count=5)
+
+SPECTRAL = {"spectral (paper)": PAPER_SPECTRAL, "spectral (engineered)": ENGINEERED_SPECTRAL}
 
 
 def main() -> int:
@@ -65,7 +57,7 @@ def main() -> int:
         trees = sample_trees(truth, n, seed=n)
         grammar, bank = build_grammar(trees, rare=0)
         t0 = time.perf_counter()
-        model = PivotEstimator(grammar, bank, trees, PIVOT).model(2)
+        model = PivotEstimator(grammar, bank, trees, PURE_PIVOT).model(2)
         sec = time.perf_counter() - t0
         rows.append(("pivot", n, held_out_error(truth, model), parameter_error(truth, model), sec))
         print(rows[-1], file=sys.stderr, flush=True)

@@ -22,6 +22,7 @@ import re
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -34,14 +35,25 @@ from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves, standard_split
 
 AVAILABLE = ["pcfg", "em", "spectral", "pivot", "pivot+em"]
-# Per-method training options of the standard experiment (the issues' acceptance runs).
-TRAIN_ARGS = {
-    "em": ["--states", "16", "--iterations", "40", "--dev", "{data}/dev.mrg", "--jobs", "{jobs}"],
-    "spectral": ["--states", "16", "--dev", "{data}/dev.mrg", "--jobs", "{jobs}"],
-    "pivot": ["--states", "16"],
-    "pivot+em": ["--states", "16", "--iterations", "3", "--dev", "{data}/dev.mrg", "--jobs",
-                 "{jobs}"],
-}  # fmt: skip
+# The shipped config of each method's standard experiment (the issues' acceptance runs);
+# the demo only points --dev and --jobs at its own data and settings.
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+TRAIN_CONFIG = {"pcfg": "standard", "em": "em16", "spectral": "spectral16", "pivot": "pivot16",
+                "pivot+em": "pivot_em16"}  # fmt: skip
+
+
+def train_args(method: str, data: Path, jobs: str) -> list[str]:
+    """``--config`` of ``method``'s shipped config, with --dev and --jobs for this run."""
+    path = CONFIGS / f"{TRAIN_CONFIG[method]}.toml"
+    table = tomllib.loads(path.read_text(encoding="utf-8")).get("train", {})
+    if table.get("method") != method:
+        raise SystemExit(f"demo: {path} does not train --method {method}")
+    args = ["--config", os.path.relpath(path)]
+    if "dev" in table:
+        args += ["--dev", str(data / "dev.mrg"), "--jobs", jobs]
+    return args
+
+
 GET_SAMPLE = "python -m nltk.downloader treebank"
 SYNTHETIC_SOURCE = ("SYNTHETIC treebank (2000 train / 300 dev / 300 test trees sampled from a "
                     "random L-PCFG, seed 1), not English")  # fmt: skip
@@ -144,7 +156,7 @@ def table(data: Data, rows: list[tuple[str, float, float, float, float]], jobs: 
         "|---|---|---|---|---|---|",
     ]
     for method, f1, strict, train_s, rate in rows:
-        opts = " ".join(a.format(data=data.folder, jobs=jobs) for a in TRAIN_ARGS.get(method, []))
+        opts = " ".join(train_args(method, data.folder, jobs))
         opts = f"`{opts}`" if opts else "(defaults)"
         lines.append(f"| {method}{tag} | {opts} | {f1:.2f} | {strict:.2f} | {train_s:.1f} | "
                      f"{rate:.1f} |")  # fmt: skip
@@ -174,8 +186,8 @@ def main() -> int:
     rows = []
     for method in args.methods.split(","):
         model = models / f"{method.replace('+', '_')}.npz"
-        extra = [a.format(data=folder, jobs=args.jobs) for a in TRAIN_ARGS.get(method, [])]
-        train_s = lpcfg("train", "--method", method, *extra, str(folder / "train.mrg"), "-o",
+        extra = train_args(method, folder, args.jobs)
+        train_s = lpcfg("train", *extra, str(folder / "train.mrg"), "-o",
                         str(model), label=label)  # fmt: skip
         parsed = out / f"{method.replace('+', '_')}.test.parsed"
         parse_s = lpcfg("parse", str(model), str(folder / "test.txt"), "-o", str(parsed),

@@ -25,7 +25,11 @@ from lpcfg_cli.cli import main
 from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.learners.em import EMLearner, EMOptions
+from lpcfg_cli.model import LPCFG
 from lpcfg_cli.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.training import TrainingData
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import format_tree, leaves
 
@@ -191,3 +195,8 @@ def synthetic_treebank(d: Path, n_train: int, n_test: int) -> list[Tree]:
     (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in test))
     (d / "test.mrg").write_text("".join(format_tree(t) + "\n" for t in test))
     return trees[:n_train]
+
+
+def fit_em(grammar: Grammar, bank: CompiledTreebank, **options: Any) -> LPCFG:
+    """EM with these ``EMOptions`` on a grammar and treebank built without ``prepare``."""
+    return EMLearner(EMOptions(**options)).fit(TrainingData(grammar, bank, {}))

@@ -38,18 +38,18 @@ def d(tmp_path_factory) -> Path:
 # cannot use it.
 REFUSED = [
     (["--method", "em", "--min-singular", "0.1"], "--min-singular has no effect with --method em"),
-    (["--method", "em", "--cap", "S=1"], "--cap has no effect with --method em (spectral only)"),
+    (["--method", "em", "--cap", "S=1"], "--cap has no effect with --method em (used by spectral)"),
     (["--method", "spectral", "--iterations", "3"], "--iterations has no effect with --method "
-     "spectral (EM only: em, pivot+em)"),
+     "spectral (used by em, pivot+em)"),
     (["--method", "pivot", "--tol", "0"], "--tol has no effect with --method pivot"),
     (["--method", "spectral", "--min-count", "3"], "--min-count has no effect with --method "
-     "spectral (pivot only)"),
+     "spectral (used by pivot, pivot+em)"),
     (["--method", "em", "--inside-features", "word"], "--inside-features has no effect with "
-     "--method em (spectral and pivot only)"),
+     "--method em (used by spectral, pivot, pivot+em)"),
     (["--method", "pcfg", "--no-feature-scaling"], "--feature-scaling has no effect"),
     (["--method", "em", "--dev-f1-every", "2"], "--dev-f1-every has no effect without --dev"),
     (["--method", "em", "--init", "{d}/pcfg.npz", "--states", "4"], "--states has no effect "
-     "with --init (the --init model's states are kept)"),
+     "with --init (the start model's states are kept)"),
     (["--method", "em", "--init", "{d}/pcfg.npz", "--noise", "0.5"], "--noise has no effect "
      "with --init"),
     (["--method", "pivot+em", "--noise", "0.5"], "--noise has no effect with --method pivot+em"),
@@ -110,10 +110,10 @@ def test_config_values_the_run_cannot_use_are_a_warning(d, tmp_path):
     assert res.stderr.splitlines() == [
         "lpcfg: warning: --states (from --config) has no effect with --method pcfg (the "
         "treebank PCFG has one state per symbol): ignored",
-        "lpcfg: warning: --iterations (from --config) has no effect with --method pcfg (EM "
-        "only: em, pivot+em): ignored",
-        "lpcfg: warning: --dev-f1-every (from --config) has no effect with --method pcfg (EM "
-        "only: em, pivot+em): ignored",
+        "lpcfg: warning: --iterations (from --config) has no effect with --method pcfg (used "
+        "by em, pivot+em): ignored",
+        "lpcfg: warning: --dev-f1-every (from --config) has no effect with --method pcfg (used "
+        "by em, pivot+em): ignored",
     ]
     assert LPCFG.load(tmp_path / "m.npz").meta["method"] == "pcfg"
 

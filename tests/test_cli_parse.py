@@ -206,7 +206,8 @@ def test_train_pivot_and_pivot_em_then_parse(synthetic, tmp_path):
     assert "dev F1" in res.stderr.split("lpcfg: pivot:")[1].splitlines()[0]
     assert "iteration   2" in res.stderr
     meta = LPCFG.load(both).meta
-    assert meta["method"] == "pivot+em" and meta["pivot_dev_f1"] is not None
+    assert meta["method"] == "pivot+em" and meta["chain"][0]["method"] == "pivot"
+    assert meta["chain"][0]["dev_f1"] is not None and "training" not in meta["chain"][0]
     assert [h["dev_f1"] is not None for h in meta["history"]] == [True, True]  # every iteration
     out = run("parse", str(both), str(synthetic / "test.txt"), "--no-progress")
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 100

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.learners.em import Params, Trees, e_step, train_em
+from lpcfg_cli.learners.em import EMLearner, EMOptions, Params, Trees, e_step
+from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.split import split_model
 from lpcfg_cli.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.training import TrainingData
 from lpcfg_cli.trees import iter_nodes
-from tests.support import latent_tree_prob, rule_tree
+from tests.support import fit_em, latent_tree_prob, rule_tree
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +64,9 @@ def test_e_step_likelihood_and_counts_match_brute_force(truth, treebank):
 
 def test_likelihood_never_decreases_and_model_is_valid(treebank):
     _, grammar, bank = treebank
-    history = []
-    model = train_em(grammar, bank, states=2, iterations=8, seed=1, smoothing=0.0,
-                     lexicon_smoothing=0.0, tol=0.0, callback=history.append)  # fmt: skip
-    lls = [h["train_loglik"] for h in history]
+    model = fit_em(grammar, bank, states=2, iterations=8, seed=1, smoothing=0.0,
+                   lexicon_smoothing=0.0, tol=0.0)  # fmt: skip
+    lls = [h["train_loglik"] for h in model.meta["history"]]
     assert len(lls) == 8
     assert all(b >= a - 1e-6 * abs(a) for a, b in zip(lls, lls[1:], strict=False))
     assert lls[-1] > lls[0]
@@ -74,17 +76,17 @@ def test_likelihood_never_decreases_and_model_is_valid(treebank):
 
 def test_seed_makes_runs_reproducible(treebank):
     _, grammar, bank = treebank
-    a = train_em(grammar, bank, states=2, iterations=2, seed=5)
-    b = train_em(grammar, bank, states=2, iterations=2, seed=5)
-    c = train_em(grammar, bank, states=2, iterations=2, seed=6)
+    a = fit_em(grammar, bank, states=2, iterations=2, seed=5)
+    b = fit_em(grammar, bank, states=2, iterations=2, seed=5)
+    c = fit_em(grammar, bank, states=2, iterations=2, seed=6)
     np.testing.assert_array_equal(a.binary, b.binary)
     assert not np.allclose(a.binary, c.binary)
 
 
 def test_em_approaches_the_true_models_likelihood(truth, treebank):
     trees, grammar, bank = treebank
-    model = train_em(grammar, bank, states=2, iterations=60, seed=2, noise=0.5, smoothing=0.0,
-                     lexicon_smoothing=0.0, tol=1e-9)  # fmt: skip
+    model = fit_em(grammar, bank, states=2, iterations=60, seed=2, noise=0.5, smoothing=0.0,
+                   lexicon_smoothing=0.0, tol=1e-9)  # fmt: skip
     learned = model.meta["history"][-1]["train_loglik"]
     mapped = reindex(truth, grammar)
     params = Params.from_model(mapped)
@@ -94,3 +96,40 @@ def test_em_approaches_the_true_models_likelihood(truth, treebank):
     # above where it started.
     assert learned > pcfg_ll
     assert learned >= true_ll - 0.01 * abs(true_ll)
+
+
+def test_em_keeps_per_symbol_state_counts(treebank):
+    """A start model whose symbols have 1, 2 or 3 states (as split-merge and the spectral
+    learner give): the padded E-step matches brute force, EM keeps every symbol's count,
+    the likelihood never decreases and every distribution stays normalised."""
+    trees, grammar, bank = treebank
+    pcfg = train_pcfg(grammar, bank, {})
+    states = 1 + np.arange(grammar.n_symbols) % 3
+    start = split_model(pcfg, states, noise=0.3, seed=4)
+    assert start.check_probabilistic() < 1e-9
+    small = [t for t in trees if len(list(iter_nodes(t))) <= 7][:5]
+    g2, b2 = build_grammar(small, rare=0)
+    sub = split_model(train_pcfg(g2, b2, {}), 1 + np.arange(g2.n_symbols) % 3, noise=0.3)
+    params = Params.from_model(sub)
+    got = e_step(params, Trees(g2, b2, params.lexical.shape[1]), counts=False).loglik
+    brute = sum(np.log(latent_tree_prob(sub, rule_tree(g2, t))) for t in small)
+    assert got == pytest.approx(brute)
+    options = EMOptions(iterations=4, tol=0.0, smoothing=0.0, lexicon_smoothing=0.0)
+    model = EMLearner(options).fit(TrainingData(grammar, bank, {}), start=start)
+    np.testing.assert_array_equal(model.states, states)
+    assert model.check_probabilistic() < 1e-9
+    lls = [h["train_loglik"] for h in model.meta["history"]]
+    assert all(b >= a - 1e-6 * abs(a) for a, b in zip(lls, lls[1:], strict=False))
+    assert lls[-1] > lls[0]
+    # Smoothing toward the state average must average over a symbol's own states only.
+    smoothed = EMLearner(EMOptions(iterations=2)).fit(TrainingData(grammar, bank, {}), start=start)
+    assert smoothed.check_probabilistic() < 1e-9
+
+
+def test_uniform_counts_split_as_a_single_number_does(treebank):
+    _, grammar, bank = treebank
+    pcfg = train_pcfg(grammar, bank, {})
+    a = split_model(pcfg, 2, noise=0.2, seed=3)
+    b = split_model(pcfg, np.full(grammar.n_symbols, 2), noise=0.2, seed=3)
+    np.testing.assert_array_equal(a.binary, b.binary)
+    np.testing.assert_array_equal(a.lexical, b.lexical)

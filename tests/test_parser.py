@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.learners.em import train_em
-from lpcfg_cli.parser import Parser
+from lpcfg_cli.parser import Parser, ParserOptions
 from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import iter_nodes, leaves
+from tests.support import fit_em
 
 
 def model_and_sentences():
@@ -16,22 +16,22 @@ def model_and_sentences():
                          words_per_tag=6, seed=9)  # fmt: skip
     trees = sample_trees(truth, 300, seed=10)
     grammar, bank = build_grammar(trees[:250])
-    model = train_em(grammar, bank, states=2, iterations=2, seed=3)
+    model = fit_em(grammar, bank, states=2, iterations=2, seed=3)
     return model, [leaves(t) for t in trees[250:280]]
 
 
 def test_thresholds_loosen_to_no_pruning():
     model, _ = model_and_sentences()
-    assert Parser(model, prune=1e-5).thresholds() == [1e-5, 1e-8, 0.0]
-    assert Parser(model, prune=0.0).thresholds() == [0.0]
+    assert Parser(model, ParserOptions(prune=1e-5)).thresholds() == [1e-5, 1e-8, 0.0]
+    assert Parser(model, ParserOptions(prune=0.0)).thresholds() == [0.0]
 
 
 def test_a_chart_pruned_bare_is_retried_looser_and_parses_as_without_pruning():
     """At threshold 1 no multi-word item survives; every such sentence is retried, and the
     final trees are those of the unpruned parser (the last threshold is 0)."""
     model, sentences = model_and_sentences()
-    bare = Parser(model, prune=1.0)
-    unpruned = Parser(model, prune=0.0)
+    bare = Parser(model, ParserOptions(prune=1.0))
+    unpruned = Parser(model, ParserOptions(prune=0.0))
     got = bare.parse(sentences)
     want = unpruned.parse(sentences)
     long = sum(len(s) > 1 for s in sentences)
@@ -49,6 +49,6 @@ def test_fallback_tags_each_word_and_keeps_every_word():
     assert res.fallback == "testing"
     assert leaves(res.tree) == words
     assert all(len(leaf) == 1 for leaf in res.tree)  # flat: pre-terminal over each word
-    too_long = Parser(model, max_length=2).parse([sentences[0]])[0]
+    too_long = Parser(model, ParserOptions(max_length=2)).parse([sentences[0]])[0]
     assert too_long.fallback and leaves(too_long.tree) == sentences[0]
     assert np.all([not t.label().startswith("@") for t in iter_nodes(res.tree)])

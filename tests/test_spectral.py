@@ -14,7 +14,7 @@ from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.testing import pivot_lpcfg
+from lpcfg_cli.testing import ENGINEERED_SPECTRAL, PAPER_SPECTRAL, pivot_lpcfg
 from lpcfg_cli.trees import format_tree, leaves, parse_tree
 
 # ------------------------------------------------------------------ guarded SVD
@@ -92,19 +92,6 @@ def test_feature_scaling_favours_rare_features():
 
 # ------------------------------------------------------------------ consistency
 
-_SIMPLE = FeatureOptions(
-    inside=("rule", "rule+left", "rule+right", "word"), outside=("parent", "parent2", "up1")
-)
-_PURE = SpectralOptions(
-    min_singular=1e-6,
-    count_per_state=0,
-    smoothing=0,
-    lexical_weight=1.0,
-    lexical_count=0,
-    features=_SIMPLE,
-)
-
-
 @pytest.fixture(scope="module")
 def truth():
     """Two states, and the rank conditions hold: every symbol's states differ in their inside
@@ -120,7 +107,7 @@ def held_out(truth):
     return trees, tree_scores(truth, bank)[0]
 
 
-def _error(truth, held_out, n: int, options=_PURE, states: int = 2) -> float:
+def _error(truth, held_out, n: int, options=PAPER_SPECTRAL, states: int = 2) -> float:
     """Mean |log p_hat(tree) - log p(tree)| on held-out trees after n training trees."""
     trees = sample_trees(truth, n, seed=n)
     grammar, bank = build_grammar(trees, rare=0)
@@ -166,7 +153,7 @@ def test_spectral_estimate_converges_to_1e5(truth, held_out):
 
 def test_default_engineering_stays_consistent(truth, held_out):
     """All templates, scaling and smoothing (lambda -> 1 as counts grow) still converge."""
-    opts = SpectralOptions(min_singular=1e-6, count_per_state=0)
+    opts = ENGINEERED_SPECTRAL
     assert _error(truth, held_out, 10_000, opts) < 0.6 * _error(truth, held_out, 1_000, opts)
 
 
@@ -174,8 +161,8 @@ def test_default_engineering_stays_consistent(truth, held_out):
 def test_fixed_lexical_weight_is_not_consistent(truth, held_out):
     """The 2013 paper's fixed v = 0.6 keeps 40% of every word's moment at its pre-terminal
     mean however much data there is: its error stalls (why it is not the default)."""
-    count = SpectralOptions(min_singular=1e-6, count_per_state=0)
-    fixed = SpectralOptions(min_singular=1e-6, count_per_state=0, lexical_count=0)
+    count = ENGINEERED_SPECTRAL
+    fixed = SpectralOptions(min_singular=1e-6, state_count=0, lexical_count=0)
     e4, e5 = (_error(truth, held_out, n, count) for n in (10_000, 100_000))
     f4, f5 = (_error(truth, held_out, n, fixed) for n in (10_000, 100_000))
     assert f5 > 1.5 * e5 and f5 / f4 > e5 / e4
@@ -184,14 +171,14 @@ def test_fixed_lexical_weight_is_not_consistent(truth, held_out):
 def test_model_shape_and_tensor_form(truth):
     trees = sample_trees(truth, 500, seed=4)
     grammar, bank = build_grammar(trees, rare=0)
-    est = SpectralEstimator(grammar, bank, trees, SpectralOptions(count_per_state=100))
+    est = SpectralEstimator(grammar, bank, trees, SpectralOptions(state_count=100))
     model = est.model(4)
     assert model.form == "tensor" and model.meta["method"] == "spectral"
     counts = np.bincount(bank.symbol, minlength=grammar.n_symbols)
     assert (model.states <= np.maximum(1, counts // 100)).all()
     assert (model.states <= 4).all() and (model.states >= 1).all()
     capped = SpectralEstimator(
-        grammar, bank, trees, SpectralOptions(count_per_state=0, caps={"A": 1})
+        grammar, bank, trees, SpectralOptions(state_count=0, caps={"A": 1})
     ).model(4)
     assert capped.states[grammar.symbol_index["A"]] == 1
 

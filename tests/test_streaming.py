@@ -9,10 +9,9 @@ import sys
 import pytest
 
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.learners.em import train_em
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import BLOCK, StreamParser
-from tests.support import lpcfg, synthetic_treebank
+from tests.support import fit_em, lpcfg, synthetic_treebank
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +19,7 @@ def latent(tmp_path_factory):
     """A 2-state EM model (so the latent pass runs) and 250 held-out sentences."""
     d = tmp_path_factory.mktemp("stream")
     grammar, bank = build_grammar(synthetic_treebank(d, 500, 250))
-    model = train_em(grammar, bank, states=2, iterations=2, seed=1)
+    model = fit_em(grammar, bank, states=2, iterations=2, seed=1)
     model.save(d / "m.npz")
     return d
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.tree import Tree, is_preterminal
 
 
@@ -33,27 +34,22 @@ from lpcfg_cli.tree import Tree, is_preterminal
 class BinarizeOptions:
     """How trees are binarized; stored in models so parsing can undo it."""
 
-    horizontal: int = 0
-    vertical: int = 1
-    factor: str = "right"
+    horizontal: int = hyper(0, "Horizontal markovization order (siblings an intermediate "
+                            "symbol remembers).", min=0)  # fmt: skip
+    vertical: int = hyper(1, "Vertical order: 1 = none, 2 = parent annotation, 3 = "
+                          "grandparent.", min=1)  # fmt: skip
+    factor: str = hyper("right", "Factor n-ary nodes to the right or to the left.",
+                        choices=("right", "left"))  # fmt: skip
 
     def __post_init__(self) -> None:
-        if not isinstance(self.horizontal, int) or self.horizontal < 0:
-            raise LpcfgError(f"horizontal order must be an integer >= 0, not {self.horizontal!r}")
-        if not isinstance(self.vertical, int) or self.vertical < 1:
-            raise LpcfgError(f"vertical order must be an integer >= 1, not {self.vertical!r}")
-        if self.factor not in ("right", "left"):
-            raise LpcfgError(f"factor must be 'right' or 'left', not {self.factor!r}")
+        for name in ("horizontal", "vertical"):
+            if not isinstance(getattr(self, name), int) or isinstance(getattr(self, name), bool):
+                raise LpcfgError(f"{name} order must be an integer, not "
+                                 f"{getattr(self, name)!r}")  # fmt: skip
+        check(self)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BinarizeOptions:
-        unknown = set(data) - {"horizontal", "vertical", "factor"}
-        if unknown:
-            raise LpcfgError(f"unknown binarization option {sorted(unknown)[0]!r}")
-        return cls(**data)
 
 
 def binarize(tree: Tree, options: BinarizeOptions | None = None) -> Tree:

@@ -145,6 +145,32 @@ class LPCFG:
         """View ``(m_a,)`` of symbol ``a``'s root parameters."""
         return self.root[self.root_offsets[a] : self.root_offsets[a + 1]]
 
+    def padded_binary(self) -> np.ndarray:
+        """``(R, M, M * M)`` rule tensors, zero beyond each symbol's states."""
+        r, m = self.grammar.n_binary, self.max_states
+        if np.all(self.states == m):
+            return self.binary.reshape(r, m, m * m)
+        out = np.zeros((r, m, m, m))
+        out[_binary_mask(self.grammar, self.states, m)] = self.binary
+        return out.reshape(r, m, m * m)
+
+    @classmethod
+    def from_padded(
+        cls, grammar: Grammar, states: np.ndarray, binary: np.ndarray, lexical: np.ndarray,
+        root: np.ndarray, coarse: PCFGParams, form: str = "probabilistic",
+        meta: dict[str, Any] | None = None,
+    ) -> LPCFG:  # fmt: skip
+        """A model from padded arrays (``padded_binary`` and friends; entries beyond each
+        symbol's ``states`` are dropped)."""
+        states = np.asarray(states, dtype=np.int64)
+        g, m = grammar, binary.shape[1]
+        keep = _binary_mask(g, states, m)
+        sym_keep = np.arange(m)[None, :] < states[:, None]
+        return cls(
+            g, states, binary.reshape(g.n_binary, m, m, m)[keep],
+            lexical[sym_keep[g.lexical[:, 0]]], root[sym_keep], coarse, form, dict(meta or {}),
+        )  # fmt: skip
+
     def padded_lexical(self) -> np.ndarray:
         """``(L, M)`` lexical parameters, zero beyond each symbol's states."""
         return _pad(self.lexical, self.lexical_offsets, self.max_states)
@@ -322,6 +348,13 @@ def _read_npz(path: str | os.PathLike[str], name: str) -> dict[str, np.ndarray]:
                              f"{exc})", source=name) from None  # fmt: skip
         except (OSError, ValueError) as exc:
             raise LpcfgError(f"not an lpcfg model file ({exc})", source=name) from None
+
+
+def _binary_mask(g: Grammar, states: np.ndarray, m: int) -> np.ndarray:
+    """``(R, m, m, m)``: which entries of padded rule tensors are real states."""
+    valid = np.arange(m)[None, :] < states[:, None]  # (N, m)
+    a, b, c = g.binary[:, 0], g.binary[:, 1], g.binary[:, 2]
+    return valid[a][:, :, None, None] & valid[b][:, None, :, None] & valid[c][:, None, None, :]
 
 
 def _pad(flat: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:

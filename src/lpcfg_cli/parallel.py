@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parser import PRUNE, Parser, ParseResult, ParseStats
+from lpcfg_cli.parser import Parser, ParseResult, ParserOptions, ParseStats
 
 # Sentences per block: small enough to stream and to balance the load across workers. With
 # the default pruning the engine gains nothing from larger batches (the test split took 4.5-6.0
@@ -66,13 +66,12 @@ class StreamParser:
     def __init__(
         self,
         model: LPCFG,
+        options: ParserOptions | None = None,
         *,
-        prune: float = PRUNE,
         jobs: int = 1,
-        max_length: int | None = None,
         block: int = BLOCK,
     ):
-        self.parser = Parser(model, prune=prune, max_length=max_length)
+        self.parser = Parser(model, options)
         self.jobs = jobs
         self.block = block
         self.stats = ParseStats()
@@ -93,14 +92,14 @@ class StreamParser:
         finally:
             self.stats.seconds = time.perf_counter() - t0
 
-    def _serial(self, sentences, progress):  # noqa: ANN001, ANN202
+    def _serial(self, sentences, progress):
         for block in _blocks(sentences, self.block):
             self.parser.stats = ParseStats()
             results = self.parser.parse(block)
             self._count(block, self.parser.stats, progress)
             yield from results
 
-    def _parallel(self, sentences, progress):  # noqa: ANN001, ANN202
+    def _parallel(self, sentences, progress):
         global _WORKER
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
@@ -119,13 +118,13 @@ class StreamParser:
         finally:
             _WORKER = None
 
-    def _collect(self, item, progress):  # noqa: ANN001, ANN202
+    def _collect(self, item, progress):
         block, future = item
         results, stats = future.get()
         self._count(block, stats, progress)
         yield from results
 
-    def _count(self, block, stats: ParseStats, progress) -> None:  # noqa: ANN001
+    def _count(self, block, stats: ParseStats, progress) -> None:
         _add(self.stats, stats)
         self.stats.sentences += len(block)
         if progress:
@@ -135,13 +134,12 @@ class StreamParser:
 def parse_sentences(
     model: LPCFG,
     sentences: Sequence[Sequence[str]],
+    options: ParserOptions | None = None,
     *,
-    prune: float = PRUNE,
     jobs: int = 1,
-    max_length: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[ParseResult], ParseStats]:
     """Parse ``sentences`` with ``jobs`` processes; returns results in order and totals."""
-    stream = StreamParser(model, prune=prune, jobs=jobs, max_length=max_length)
+    stream = StreamParser(model, options, jobs=jobs)
     results = list(stream.parse(sentences, progress))
     return results, stream.stats

@@ -27,6 +27,7 @@ from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.model import LPCFG, ragged_ranges
 from lpcfg_cli.tree import Tree
 
@@ -40,6 +41,20 @@ MAX_BATCH_SPANS = 20_000
 # +-0.1), while the latent pass of the test split does a quarter of the multiply-adds it does
 # at 1e-5 (30 instead of 116 GFLOP for em) and takes a fifth of the time.
 PRUNE = 3e-4
+
+
+@dataclass(frozen=True)
+class ParserOptions:
+    """How ``Parser`` prunes and which sentences it leaves unparsed (``lpcfg parse``'s
+    options, and those of dev scoring during training)."""
+
+    prune: float = hyper(PRUNE, "Coarse-to-fine posterior threshold (0 = no pruning).",
+                         min=0.0, max=1.0)  # fmt: skip
+    max_length: int | None = hyper(None, "Longer sentences get a flat fallback tree instead "
+                                   "of a parse.", min=1, kind="int")  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass
@@ -66,10 +81,11 @@ class ParseStats:
 class Parser:
     """Parses token sequences with ``model``; reusable across batches."""
 
-    def __init__(self, model: LPCFG, prune: float = PRUNE, max_length: int | None = None):
+    def __init__(self, model: LPCFG, options: ParserOptions | None = None):
         self.model = model
-        self.prune = prune
-        self.max_length = max_length
+        self.options = options or ParserOptions()
+        self.prune = self.options.prune
+        self.max_length = self.options.max_length
         g = model.grammar
         self.symbols = g.symbols
         self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
@@ -153,7 +169,7 @@ class Parser:
             batches.append(current)
         return batches
 
-    def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:  # noqa: ANN001
+    def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:
         """(span id, lexical rule, weight) triples scoring every word of the batch."""
         lexicon = self.model.grammar.lexicon
         spans, ids, weights = [], [], []
@@ -242,7 +258,7 @@ class Parser:
         the chosen one, 1000 times looser, none."""
         return [self.prune, self.prune * 1e-3, 0.0] if self.prune > 0 else [0.0]
 
-    def _decode(self, layout, item_span, item_sym, score, sentences):  # noqa: ANN001
+    def _decode(self, layout, item_span, item_sym, score, sentences):
         span_score, span_label = best_labels(layout, item_span, item_sym, score, self.root_ok)
         return goodman_trees(layout, span_score, span_label, self.symbols, sentences)
 

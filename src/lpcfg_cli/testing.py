@@ -14,8 +14,22 @@ import numpy as np
 from lpcfg_cli.engine.trees import tree_scores
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import Grammar, compile_trees
+from lpcfg_cli.learners.pivot import PivotOptions
+from lpcfg_cli.learners.spectral import SpectralOptions
 from lpcfg_cli.model import LPCFG, PCFGParams
 from lpcfg_cli.sampling import sample_trees
+
+# The spectral algorithm as the papers state it (figures 7-8 of Cohen et al. 2014: no
+# smoothing, no frequency cap, simple templates), which must be consistent.
+PAPER_SPECTRAL = SpectralOptions(
+    min_singular=1e-6, state_count=0, moment_smoothing=0, lexical_weight=1.0, lexical_count=0,
+    inside_features=("rule", "rule+left", "rule+right", "word"),
+    outside_features=("parent", "parent2", "up1"),
+)  # fmt: skip
+# The shipped defaults without the frequency cap (the small samples would cap every symbol).
+ENGINEERED_SPECTRAL = SpectralOptions(min_singular=1e-6, state_count=0)
+# The pivot learner with nothing that biases it toward the treebank PCFG.
+PURE_PIVOT = PivotOptions(state_count=0, lexicon_smoothing=0.0, min_count=5)
 
 
 def pivot_lpcfg(seed: int = 0) -> LPCFG:

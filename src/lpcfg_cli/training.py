@@ -14,12 +14,9 @@ from typing import Any
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.evalb import evaluate_lines
-from lpcfg_cli.grammar import CompiledTreebank, Grammar, build_grammar, compile_trees
-from lpcfg_cli.parallel import parse_sentences
-from lpcfg_cli.parser import PRUNE
+from lpcfg_cli.grammar import CompiledTreebank, Grammar, build_grammar
 from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import ROOT_LABELS, format_tree, leaves, normalize, read_treebank, words
+from lpcfg_cli.trees import leaves, normalize, read_treebank
 
 
 @dataclass
@@ -30,6 +27,10 @@ class TrainingData:
     bank: CompiledTreebank
     summary: dict[str, Any]
     originals: list[Tree] | None = None  # normalised, unbinarized; tree t of ``bank``
+
+    def meta(self) -> dict[str, Any]:
+        """What a model trained on this data records of it."""
+        return {"training": self.summary}
 
 
 def binarized_trees(
@@ -77,39 +78,3 @@ def prepare(
         "prepare_seconds": round(time.perf_counter() - t0, 3),
     }
     return TrainingData(grammar, bank, summary, normal)
-
-
-def compile_dev(
-    grammar: Grammar, paths: Sequence[str], options: BinarizeOptions
-) -> tuple[list[Tree], CompiledTreebank, int]:
-    """Dev trees: (normalised trees, compiled treebank, trees the grammar cannot derive)."""
-    normal, trees = binarized_trees(paths, options)
-    bank, dropped = compile_trees(grammar, trees)
-    return normal, bank, dropped
-
-
-def dev_scorer(
-    paths: Sequence[str], *, prune: float = PRUNE, max_length: int | None = None, jobs: int = 1
-) -> Callable[[Any], float]:
-    """A function giving a model's strict EVALB F1 on the dev trees in ``paths``.
-
-    The dev sentences are parsed with the real parser (``jobs`` worker processes forked with
-    the model) and scored with the real evaluator (skipped or failed sentences count as
-    wrong), as ``parse`` + ``evaluate`` would.
-    """
-    records = read_treebank(list(paths))
-    gold, sentences = [], []
-    for rec in records:
-        tree = rec.tree
-        if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], Tree):
-            tree = tree[0]
-        gold.append(format_tree(tree, root="TOP"))
-        sentences.append(words(tree))
-
-    def score(model: Any) -> float:
-        results = parse_sentences(model, sentences, prune=prune, jobs=jobs,
-                                  max_length=max_length)[0]  # fmt: skip
-        test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
-        return evaluate_lines(gold, test).all.figures()["strict_fmeasure"]
-
-    return score

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 from click.core import ParameterSource
 from tqdm import tqdm
+
+from lpcfg_cli.binarize import BinarizeOptions
+from lpcfg_cli.hyperparams import Spec, default_of, hyper_fields
 
 _QUIET = "lpcfg.quiet"
 _PROGRESS = "lpcfg.progress"
@@ -54,19 +57,128 @@ seed_option = click.option(
 )
 
 
+def hyper_options(owners: Sequence[tuple[str, type, dict[str, Any]]]) -> Callable[[Any], Any]:
+    """Decorator adding one click option per hyper-parameter (``hyperparams.hyper`` field)
+    of the options classes in ``owners``: ``(owner, class, default overrides)``, e.g.
+    ``("pivot+em", EMOptions, {"dev_f1_every": 1})``; a name in several classes is one option.
+
+    Name, help, range and default come from the field. When owners disagree on a default,
+    the option defaults to None (each owner's own default) and its help lists them.
+    """
+    seen: dict[str, list[tuple[str, Any, Spec]]] = {}
+    for owner, cls, over in owners:
+        for f, spec in hyper_fields(cls):
+            value = over.get(f.name, default_of(f))
+            seen.setdefault(f.name, []).append((owner, value, spec))
+    options = [_hyper_option(name, found) for name, found in seen.items()]
+
+    def decorate(func: Any) -> Any:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[Any], Any]:
+    _, default, spec = found[0]
+    flag = "--" + (spec.flag or name).replace("_", "-")
+    defaults = [_plain(d) for _, d, _ in found]
+    agreed = all(d == defaults[0] for d in defaults)
+    help_text = spec.help
+    kwargs: dict[str, Any] = {"help": help_text}
+    if isinstance(default, bool):
+        return click.option(f"{flag}/--no-{flag[2:]}", name, default=default,
+                            show_default=True, help=help_text)  # fmt: skip
+    if isinstance(default, dict):
+        return click.option(flag, name, multiple=True, metavar=spec.metavar,
+                            callback=_mapping(spec), help=help_text)  # fmt: skip
+    kinds = {type(d).__name__ for _, d, _ in found}
+    if kinds & {"tuple"}:
+        items = "int" if any(isinstance(d, int) or (isinstance(d, tuple) and d and
+                                                    isinstance(d[0], int)) for d in defaults)  \
+            else "str"  # fmt: skip
+        kwargs["callback"] = _listing(items, spec)
+        kwargs["type"] = str
+        kwargs["metavar"] = spec.metavar or ("N[,N...]" if items == "int" else "NAME[,...]")
+    elif spec.choices:
+        kwargs["type"] = click.Choice(spec.choices)
+    elif isinstance(default, int) or spec.kind == "int":
+        kwargs["type"] = click.IntRange(min=spec.min, max=spec.max)
+    else:
+        kwargs["type"] = FiniteFloat(min=spec.min, max=spec.max)
+    if agreed:
+        shown = defaults[0]
+        kwargs["default"] = ",".join(map(str, shown)) if isinstance(shown, tuple) else shown
+        kwargs["show_default"] = shown is not None
+    else:
+        kwargs["default"] = None
+        by_value: dict[str, list[str]] = {}
+        for owner, d, _ in found:
+            by_value.setdefault(_show(d), []).append(owner)
+        per = ", ".join(f"{v} ({', '.join(o)})" for v, o in by_value.items())
+        kwargs["help"] = f"{help_text} [default: {per}]"
+    return click.option(flag, name, **kwargs)
+
+
+def _plain(value: Any) -> Any:
+    """A one-value grid is its value (``states``: 8 for em, (8,) for spectral agree)."""
+    return value[0] if isinstance(value, tuple) and len(value) == 1 and \
+        isinstance(value[0], int) else value  # fmt: skip
+
+
+def _show(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def _listing(items: str, spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A comma-separated option's value as a tuple (of whole numbers for a grid)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
+        parts = tuple(p.strip() for p in str(value).split(",") if p.strip())
+        if items == "str":
+            return parts
+        flag = max(param.opts, key=len)
+        try:
+            numbers = tuple(int(p) for p in parts)
+        except ValueError:
+            numbers = ()
+        if not numbers:
+            raise click.UsageError(f"{flag} must be a whole number or a comma-separated "
+                                   f"list, not {value!r}", ctx)  # fmt: skip
+        if spec.min is not None and min(numbers) < spec.min:
+            raise click.UsageError(f"{flag} must be at least {spec.min:g}", ctx)
+        return numbers
+
+    return callback
+
+
+def _mapping(spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A repeatable ``KEY=N`` option's values as a dict."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        out = {}
+        for item in value or ():
+            key, sep, number = str(item).rpartition("=")
+            try:
+                n = int(number)
+            except ValueError:
+                n = None
+            if not sep or not key or n is None or (spec.min is not None and n < spec.min):
+                flag = max(param.opts, key=len)
+                raise click.UsageError(f"{flag} takes {spec.metavar} with a whole number >= "
+                                       f"{spec.min:g}, not {item!r}", ctx)  # fmt: skip
+            out[key] = n
+        return out
+
+    return callback
+
+
 def binarization_options(func: Any) -> Any:
     """``--horizontal``, ``--vertical`` and ``--factor`` (see ``BinarizeOptions``)."""
-    for decorator in reversed([
-        click.option("--horizontal", type=click.IntRange(min=0), default=0, show_default=True,
-                     help="Horizontal markovization order (siblings an intermediate symbol "
-                          "remembers)."),
-        click.option("--vertical", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="Vertical order: 1 = none, 2 = parent annotation, 3 = grandparent."),
-        click.option("--factor", type=click.Choice(["right", "left"]), default="right",
-                     show_default=True, help="Factor n-ary nodes to the right or to the left."),
-    ]):  # fmt: skip
-        func = decorator(func)
-    return func
+    return hyper_options([("binarize", BinarizeOptions, {})])(func)
 
 
 skip_bad_option = click.option(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import click
 
 from lpcfg_cli.commands.options import (
-    FiniteFloat,
+    hyper_options,
     output_option,
     progress_bar,
     progress_option,
@@ -18,7 +18,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output, check_output, display_name, iter_lines
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import StreamParser
-from lpcfg_cli.parser import PRUNE
+from lpcfg_cli.parser import ParserOptions
 from lpcfg_cli.trees import format_tree, read_treebank, words
 
 
@@ -42,25 +42,13 @@ def _read_sentences(path: str, kind: str) -> Iterator[list[str]]:
     show_default=True,
     help="`trees`: take the words of PTB trees (e.g. a gold file).",
 )
-@click.option(
-    "--prune",
-    type=FiniteFloat(min=0.0, max=1.0),
-    default=PRUNE,
-    show_default=True,
-    help="Coarse-to-fine posterior threshold (0 = no pruning).",
-)
+@hyper_options([("parse", ParserOptions, {})])
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
     help="Worker processes (forked; they share the loaded model). Same output for any N.",
-)
-@click.option(
-    "--max-length",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Longer sentences get a flat fallback tree instead of a parse.",
 )
 @progress_option
 def command(
@@ -94,7 +82,7 @@ def command(
     check_output(output)
     lpcfg = LPCFG.load(model)
     sentences = _read_sentences(input, input_kind)
-    stream = StreamParser(lpcfg, prune=prune, jobs=jobs, max_length=max_length)
+    stream = StreamParser(lpcfg, ParserOptions(prune=prune, max_length=max_length), jobs=jobs)
     bar = progress_bar(desc="parse", unit="sent")
     # Trees are written as their blocks finish: the first lines appear before the input
     # ends, memory stays flat, and a file given with -o still appears only when complete.

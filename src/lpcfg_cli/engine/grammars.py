@@ -118,21 +118,12 @@ class LatentGrammar:
         )  # fmt: skip
 
     @classmethod
-    def from_model(cls, model, dtype: type = np.float64) -> LatentGrammar:  # noqa: ANN001
+    def from_model(cls, model, dtype: type = np.float64) -> LatentGrammar:
         """Arrange an ``LPCFG``'s parameters (per-symbol state counts padded to the largest)."""
         g = model.grammar
-        m = model.max_states
-        if np.all(model.states == m):
-            tensors = model.binary.reshape(g.n_binary, m, m, m)
-        else:
-            tensors = np.zeros((g.n_binary, m, m, m))
-            for r in range(g.n_binary):
-                t = model.binary_tensor(r)
-                tensors[r, : t.shape[0], : t.shape[1], : t.shape[2]] = t
-        return cls.from_arrays(
-            g.n_symbols, g.binary, tensors.reshape(g.n_binary, m, m * m),
-            model.padded_lexical(), g.lexical[:, 0], model.padded_root(), dtype,
-        )  # fmt: skip
+        return cls.from_arrays(g.n_symbols, g.binary, model.padded_binary(),
+                               model.padded_lexical(), g.lexical[:, 0], model.padded_root(),
+                               dtype)  # fmt: skip
 
     def with_parameters(
         self, tensors: np.ndarray, lexical: np.ndarray, root: np.ndarray

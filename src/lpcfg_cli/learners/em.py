@@ -4,12 +4,18 @@ Every symbol gets ``m`` latent states; the training trees are observed without t
 maximises the likelihood of the skeletal trees.
 
 - Initialisation: the treebank PCFG split into ``m`` states with a seeded relative random
-  perturbation, renormalised (``learners.split.split_model``), or an existing model (``init``).
+  perturbation, renormalised (``learners.split.split_model``), or a start model (``--init``,
+  or the previous learner of a chain such as pivot+em). Symbols may have different state
+  counts (a start model's are kept): parameters are padded to the largest and the padding
+  stays exactly zero.
 - E-step: inside-outside over the fixed training trees on the chart engine the parser uses
   (``engine.trees``: the nodes of all trees are the items of one chart, so every span length
   of the whole treebank is one batch of matrix products), in double precision; spans carry
   log scales, so long trees neither underflow nor overflow.
 - M-step: expected counts normalised per (symbol, state).
+- Selection: with dev trees, the iteration with the best dev F1 (scored every
+  ``dev_f1_every`` iterations and at the end) is kept and training stops after ``patience``
+  scores without improvement (``selection.Patience``); without dev F1 the last iteration.
 - Smoothing (optional, on by default): each rule's distribution for a state is pulled
   toward the average over the parent's states by ``smoothing`` (Petrov et al. 2006), and
   every lexical distribution is interpolated with the treebank PCFG's tied lexicon by
@@ -20,7 +26,6 @@ maximises the likelihood of the skeletal trees.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,38 +35,55 @@ from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.trees import TreeCharts, expected_counts, log_probabilities
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners.base import SEED_HELP, SILENT, STATES_HELP, BaseLearner, Progress
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.split import split_model
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.selection import DevSet, Patience
+from lpcfg_cli.training import TrainingData
+
+
+@dataclass(frozen=True)
+class EMOptions:
+    """Hyper-parameters of EM (defaults: the `make demo` runs; see the module docstring)."""
+
+    states: int = hyper(8, STATES_HELP, min=1)
+    iterations: int = hyper(20, "EM iterations.", min=0)
+    seed: int = hyper(0, SEED_HELP, min=0)
+    tol: float = hyper(1e-5, "EM stops when the relative log-likelihood change is below this.",
+                       min=0.0)  # fmt: skip
+    smoothing: float = hyper(0.01, "EM: weight pulling each state's rule distribution to the "
+                             "state average.", min=0.0, max=1.0)  # fmt: skip
+    noise: float = hyper(0.1, "EM: relative random perturbation of the split PCFG it starts "
+                         "from.", min=0.0)  # fmt: skip
+    dev_f1_every: int = hyper(5, "With --dev: parse and score the dev set every N EM "
+                              "iterations.", min=1)  # fmt: skip
+    patience: int = 2  # dev F1 scores without improvement before stopping
+    lexicon_smoothing: float = 0.05  # weight of the treebank lexicon in every emission
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass
 class Params:
-    """Dense parameters with a uniform number of states ``m``."""
+    """Parameters padded to the largest state count ``M``; entries beyond a symbol's
+    ``states`` are zero and stay zero."""
 
-    binary: np.ndarray  # (R, m, m*m): t(a -> b c, h2, h3 | a, h1)
-    lexical: np.ndarray  # (L, m)
-    root: np.ndarray  # (N, m)
+    states: np.ndarray  # (N,)
+    binary: np.ndarray  # (R, M, M*M): t(a -> b c, h2, h3 | a, h1)
+    lexical: np.ndarray  # (L, M)
+    root: np.ndarray  # (N, M)
 
     @classmethod
     def from_model(cls, model: LPCFG) -> Params:
-        m = int(model.states[0])
-        if (model.states != m).any():
-            raise LpcfgError("EM needs the same number of states for every symbol")
-        g = model.grammar
-        return cls(
-            model.binary.reshape(g.n_binary, m, m * m).copy(),
-            model.lexical.reshape(g.n_lexical, m).copy(),
-            model.root.reshape(g.n_symbols, m).copy(),
-        )
+        return cls(model.states.copy(), model.padded_binary().copy(), model.padded_lexical(),
+                   model.padded_root())  # fmt: skip
 
     def to_model(self, grammar: Grammar, coarse: Any, meta: dict[str, Any]) -> LPCFG:
-        m = self.lexical.shape[1]
-        return LPCFG(
-            grammar, np.full(grammar.n_symbols, m), self.binary.ravel().copy(),
-            self.lexical.ravel().copy(), self.root.ravel().copy(), coarse, "probabilistic",
-            meta,
-        )  # fmt: skip
+        return LPCFG.from_padded(grammar, self.states, self.binary, self.lexical, self.root,
+                                 coarse, "probabilistic", meta)  # fmt: skip
 
 
 @dataclass
@@ -103,15 +125,17 @@ def e_step(params: Params, trees: Trees, counts: bool = True) -> _EStep:
 
 def m_step(
     grammar: Grammar,
+    params: Params,
     counts: _EStep,
     n_trees: int,
     smoothing: float,
     lexicon_prior: np.ndarray | None,
     lexicon_smoothing: float,
 ) -> Params:
-    """Normalised expected counts, smoothed."""
+    """Normalised expected counts, smoothed; ``params`` gives the state counts."""
     m = counts.lexical.shape[1]
     n_sym = grammar.n_symbols
+    valid = (np.arange(m)[None, :] < params.states[:, None]).astype(float)  # (N, M)
     total = np.zeros((n_sym, m))
     np.add.at(total, grammar.binary[:, 0], counts.binary.sum(axis=2))
     np.add.at(total, grammar.lexical[:, 0], counts.lexical)
@@ -119,15 +143,20 @@ def m_step(
     binary = counts.binary / total[grammar.binary[:, 0]][:, :, None]
     lexical = counts.lexical / total[grammar.lexical[:, 0]]
     if smoothing > 0:
-        binary = (1 - smoothing) * binary + smoothing * binary.mean(axis=1, keepdims=True)
-        lexical = (1 - smoothing) * lexical + smoothing * lexical.mean(axis=1, keepdims=True)
+        # Toward the average over the parent's own states (padding excluded and kept zero).
+        vb, vl = valid[grammar.binary[:, 0]], valid[grammar.lexical[:, 0]]
+        k = np.maximum(params.states, 1).astype(float)
+        binary = vb[:, :, None] * ((1 - smoothing) * binary + smoothing * (
+            binary.sum(axis=1, keepdims=True) / k[grammar.binary[:, 0], None, None]))
+        lexical = vl * ((1 - smoothing) * lexical + smoothing * (
+            lexical.sum(axis=1, keepdims=True) / k[grammar.lexical[:, 0], None]))
     if lexicon_prior is not None and lexicon_smoothing > 0:
         # The prior is a per-symbol distribution over its words; mix only pre-terminal mass.
         lexical = (1 - lexicon_smoothing) * lexical + lexicon_smoothing * (
             lexicon_prior[:, None] * _lexical_mass(grammar, lexical)
         )
     root = counts.root / max(n_trees, 1)
-    return Params(binary, lexical, root)
+    return Params(params.states, binary, lexical, root)
 
 
 def _lexical_mass(grammar: Grammar, lexical: np.ndarray) -> np.ndarray:
@@ -137,88 +166,99 @@ def _lexical_mass(grammar: Grammar, lexical: np.ndarray) -> np.ndarray:
     return mass[grammar.lexical[:, 0]]
 
 
-def train_em(
-    grammar: Grammar,
-    bank: CompiledTreebank,
-    *,
-    states: int = 8,
-    iterations: int = 20,
-    seed: int = 0,
-    init: LPCFG | None = None,
-    noise: float = 0.1,
-    tol: float = 1e-5,
-    smoothing: float = 0.01,
-    lexicon_smoothing: float = 0.05,
-    dev_bank: CompiledTreebank | None = None,
-    dev_f1: Callable[[LPCFG], float] | None = None,
-    dev_f1_every: int = 5,
-    patience: int = 2,
-    callback: Callable[[dict[str, Any]], None] | None = None,
-    meta: dict[str, Any] | None = None,
-) -> LPCFG:
-    """EM from the split treebank PCFG (or ``init``); returns the selected model.
+class EMLearner(BaseLearner):
+    """EM from the split treebank PCFG or from a start model (see the module docstring)."""
 
-    With ``dev_f1`` the model with the best dev F1 (evaluated every ``dev_f1_every``
-    iterations and at the end) is kept, and training stops after ``patience`` evaluations
-    without improvement; otherwise the best dev log-likelihood (with ``dev_bank``) or the
-    last iteration. Training also stops when the relative change of the training
-    log-likelihood falls below ``tol``.
-    """
-    pcfg = train_pcfg(grammar, bank, {})
-    coarse = pcfg.coarse
-    if init is not None:
-        if init.grammar.symbols != grammar.symbols or not np.array_equal(
-            init.grammar.binary, grammar.binary
-        ):
-            raise LpcfgError("--init model was trained on a different grammar")
-        if init.form != "probabilistic":
-            raise LpcfgError("--init needs a probabilistic model (not a spectral one)")
-        start = init
-    else:
-        start = split_model(pcfg, states, noise=noise, seed=seed)
-    params = Params.from_model(start)
-    m = int(params.lexical.shape[1])
-    plan = Trees(grammar, bank, m)
-    dev_plan = Trees(grammar, dev_bank, m) if dev_bank is not None and dev_bank.n_trees else None
-    # The tied PCFG lexicon, as a per-symbol distribution over its words.
-    prior = pcfg.lexical.copy()
-    mass = np.bincount(grammar.lexical[:, 0], prior, minlength=grammar.n_symbols)
-    prior = prior / np.where(mass > 0, mass, 1.0)[grammar.lexical[:, 0]]
-    options = {"states": int(params.lexical.shape[1]), "iterations": iterations, "seed": seed,
-               "noise": noise, "tol": tol, "smoothing": smoothing,
-               "lexicon_smoothing": lexicon_smoothing, "dev_f1_every": dev_f1_every,
-               "patience": patience, "init": init is not None}  # fmt: skip
-    base_meta = {**(meta or {}), "method": "em", "em": options}
-    history: list[dict[str, Any]] = []
-    best: tuple[float, int, Params] | None = None
-    previous = None
-    stale = 0
-    for it in range(1, iterations + 1):
-        t0 = time.perf_counter()
-        stats = e_step(params, plan)
-        params = m_step(grammar, stats, bank.n_trees, smoothing, prior, lexicon_smoothing)
-        record: dict[str, Any] = {"iteration": it, "train_loglik": stats.loglik}
-        if dev_plan is not None:
-            record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
-        last = it == iterations
-        converged = previous is not None and abs(stats.loglik - previous) <= tol * abs(previous)
-        record["dev_f1"] = None
-        if dev_f1 is not None and (it % dev_f1_every == 0 or last or converged):
-            model = params.to_model(grammar, coarse, dict(base_meta))
-            record["dev_f1"] = float(dev_f1(model))
-        record["seconds"] = round(time.perf_counter() - t0, 3)
-        history.append(record)
-        if callback:
-            callback(record)
-        score = record["dev_f1"] if dev_f1 is not None else record.get("dev_loglik")
-        if score is not None:
-            if best is None or score > best[0]:
-                best, stale = (score, it, params), 0
-            else:
-                stale += 1
-        if converged or (dev_f1 is not None and stale >= patience):
-            break
-        previous = stats.loglik
-    chosen, selected = (best[2], best[1]) if best is not None else (params, len(history))
-    final_meta = {**base_meta, "history": history, "selected_iteration": selected}
-    return chosen.to_model(grammar, coarse, final_meta)
+    method = "em"
+    Options = EMOptions
+    takes_start = True
+
+    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        out = {}
+        if start:
+            out["states"] = f"{start} (the start model's states are kept)"
+            out["noise"] = f"{start} (it perturbs the split PCFG EM starts from otherwise)"
+            out["seed"] = f"{start} (it only perturbs the split PCFG)"
+        if not dev:
+            out["dev_f1_every"] = "without --dev (it sets how often dev F1 is computed)"
+        return out
+
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG:
+        """EM on ``data``'s trees; returns the selected iteration's model."""
+        opts, grammar, bank = self.options, data.grammar, data.bank
+        pcfg = train_pcfg(grammar, bank, {})
+        coarse = pcfg.coarse
+        if start is not None:
+            if start.grammar.symbols != grammar.symbols or not np.array_equal(
+                start.grammar.binary, grammar.binary
+            ):
+                raise LpcfgError("the start model was trained on a different grammar")
+            if start.form != "probabilistic":
+                raise LpcfgError("EM needs a probabilistic start model (not a spectral one)")
+        else:
+            start = split_model(pcfg, opts.states, noise=opts.noise, seed=opts.seed)
+        params = Params.from_model(start)
+        m = int(params.lexical.shape[1])
+        plan = Trees(grammar, bank, m)
+        dev_plan = None
+        if dev is not None:
+            dev_bank, dropped = dev.compiled(grammar)
+            if dropped:
+                progress.report(f"{dropped} dev trees use rules unseen in training: left out of "
+                                "the dev log-likelihood (still parsed for dev F1)")  # fmt: skip
+            dev_plan = Trees(grammar, dev_bank, m) if dev_bank.n_trees else None
+        # The tied PCFG lexicon, as a per-symbol distribution over its words.
+        prior = pcfg.lexical.copy()
+        mass = np.bincount(grammar.lexical[:, 0], prior, minlength=grammar.n_symbols)
+        prior = prior / np.where(mass > 0, mass, 1.0)[grammar.lexical[:, 0]]
+        options = {**to_dict(opts), "states": m, "init": start.meta.get("method", "split pcfg")}
+        base_meta = {**data.meta(), "method": "em", "em": options}
+        history: list[dict[str, Any]] = []
+        # Selection: best dev F1 with patience; else best dev log-likelihood; else the last.
+        keep: Patience[tuple[int, Params]] = Patience(opts.patience)
+        previous = None
+        with progress.bar(total=opts.iterations, desc="em", unit="it") as bar:
+            for it in range(1, opts.iterations + 1):
+                t0 = time.perf_counter()
+                stats = e_step(params, plan)
+                params = m_step(grammar, params, stats, bank.n_trees, opts.smoothing, prior,
+                                opts.lexicon_smoothing)  # fmt: skip
+                record: dict[str, Any] = {"iteration": it, "train_loglik": stats.loglik}
+                if dev_plan is not None:
+                    record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
+                last = it == opts.iterations
+                converged = previous is not None and abs(stats.loglik - previous) <= (
+                    opts.tol * abs(previous))  # fmt: skip
+                record["dev_f1"] = None
+                if dev is not None and (it % opts.dev_f1_every == 0 or last or converged):
+                    record["dev_f1"] = float(dev.f1(params.to_model(grammar, coarse, {})))
+                record["seconds"] = round(time.perf_counter() - t0, 3)
+                history.append(record)
+                bar.update(1)
+                progress.report(_iteration_line(record))
+                score = record["dev_f1"] if dev is not None else record.get("dev_loglik")
+                if score is not None:
+                    keep.offer(score, (it, params))
+                if converged or (dev is not None and keep.stop):
+                    break
+                previous = stats.loglik
+        selected, chosen = keep.best if keep.best is not None else (len(history), params)
+        progress.report(f"selected iteration {selected} of {len(history)}")
+        final_meta = {**base_meta, "history": history, "selected_iteration": selected}
+        return chosen.to_model(grammar, coarse, final_meta)
+
+
+def _iteration_line(rec: dict[str, Any]) -> str:
+    parts = [f"iteration {rec['iteration']:3d}", f"train loglik {rec['train_loglik']:.1f}"]
+    if rec.get("dev_loglik") is not None:
+        parts.append(f"dev loglik {rec['dev_loglik']:.1f}")
+    if rec.get("dev_f1") is not None:
+        parts.append(f"dev F1 {rec['dev_f1']:.2f}")
+    parts.append(f"{rec['seconds']:.1f} s")
+    return ", ".join(parts)

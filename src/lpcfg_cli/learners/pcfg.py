@@ -8,12 +8,16 @@ get the pre-terminal distribution of rare training words of the same shape.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.learners.base import SILENT, BaseLearner, Progress, refuse_start
 from lpcfg_cli.model import LPCFG, PCFGParams
+from lpcfg_cli.selection import DevSet
+from lpcfg_cli.training import TrainingData
 
 
 def rule_counts(
@@ -69,3 +73,32 @@ def train_pcfg(grammar: Grammar, bank: CompiledTreebank, meta: dict[str, Any]) -
         grammar, states, params.binary.copy(), params.lexical.copy(), params.root.copy(),
         params, "probabilistic", {**meta, "method": "pcfg"},
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PCFGOptions:
+    """The treebank PCFG has no hyper-parameters (smoothing comes from the lexicon)."""
+
+
+class PCFGLearner(BaseLearner):
+    """Relative frequencies of the training trees (deterministic; nothing to select)."""
+
+    method = "pcfg"
+    Options = PCFGOptions
+    takes_dev = False
+
+    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        return {
+            "states": "with --method pcfg (the treebank PCFG has one state per symbol)",
+            "seed": "with --method pcfg (it is deterministic)",
+        }
+
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG:
+        refuse_start(self, start)
+        return train_pcfg(data.grammar, data.bank, data.meta())

@@ -22,7 +22,7 @@ Step 3 and section 6.1. ``t(a -> b c, h2, h3 | a, h1) ∝ p(a -> b c | a) t(h1, 
   treebank lexicon by ``lexicon_smoothing`` (so tied and rare emissions keep mass);
   ``pi(a, h) ∝ s(root | h, a) p(h | a) p(a)``.
 
-Robustness: a nonterminal gets ``k_a = min(m, count(a) / count_per_state, CCA rank,
+Robustness: a nonterminal gets ``k_a = min(m, count(a) / state_count, CCA rank,
 candidate pivots)`` distinct states; the model has ``m`` states for every symbol (so EM can
 start from it) with the extra ones exact copies (same distributions, children's mass split
 evenly), which defines the same distribution over trees. Probabilities are clipped at 0 and
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,11 +41,22 @@ import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners.base import (
+    SEED_HELP,
+    SILENT,
+    STATES_HELP,
+    BaseLearner,
+    Progress,
+    refuse_start,
+)
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
 from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.products import accumulate_outer, apply_rules
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.selection import DevSet
+from lpcfg_cli.training import TrainingData
 from lpcfg_cli.tree import Tree
 
 PIVOT_INSIDE = (
@@ -57,37 +68,44 @@ PIVOT_INSIDE = (
 class PivotOptions:
     """Templates and constants of the pivot learner."""
 
-    inside: tuple[str, ...] = PIVOT_INSIDE
-    outside: tuple[str, ...] = OUTSIDE
+    states: int = hyper(8, STATES_HELP, min=1)
+    inside_features: tuple[str, ...] = hyper(PIVOT_INSIDE, "Spectral, pivot: inside feature "
+                                             "templates, comma-separated.")  # fmt: skip
+    outside_features: tuple[str, ...] = hyper(OUTSIDE, "Spectral, pivot: outside feature "
+                                              "templates, comma-separated.")  # fmt: skip
+    min_count: int = hyper(10, "Pivot: features seen fewer times cannot be pivots (too noisy "
+                           "to be vertices).", min=1)  # fmt: skip
+    state_count: float = hyper(10.0, "Spectral, pivot: training nodes per latent state; a "
+                               "nonterminal seen n times gets at most n / this states (0: no "
+                               "frequency cap).", min=0.0)  # fmt: skip
+    seed: int = hyper(0, SEED_HELP, min=0)
     rule_inside: tuple[str, ...] = ("node_rule",)
     rule_outside: tuple[str, ...] = ("parent", "parent2")
-    min_count: int = 10
-    count_per_state: float = 10.0
     min_singular: float = 1e-3
     frank_wolfe_iterations: int = 200
     align_iterations: int = 200
     rule_iterations: int = 30
     lexicon_smoothing: float = 0.05
     floor: float = 1e-3  # mixed-in uniform mass: no rule or alignment is exactly zero
-    seed: int = 0
 
     def __post_init__(self) -> None:
-        check_templates("inside", self.inside)
-        check_templates("outside", self.outside)
-        if "lexrule" not in self.inside or "parent" not in self.outside:
+        check(self)
+        check_templates("inside", self.inside_features)
+        check_templates("outside", self.outside_features)
+        if "lexrule" not in self.inside_features or "parent" not in self.outside_features:
             raise LpcfgError(
                 "the pivot learner needs the lexrule inside and parent outside templates "
                 "(its lexical and root parameters come from them)"
             )
         for t in self.rule_inside:
-            if t not in self.inside:
+            if t not in self.inside_features:
                 raise LpcfgError(f"rule template {t!r} must be one of the inside templates")
         for t in self.rule_outside:
-            if t not in self.outside:
+            if t not in self.outside_features:
                 raise LpcfgError(f"rule template {t!r} must be one of the outside templates")
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        return to_dict(self)
 
 
 # ---------------------------------------------------------------- matrix decomposition
@@ -207,12 +225,15 @@ def align(
 @dataclass
 class Decomposition:
     """Step 1 for one nonterminal: ``k`` states, ``p(h | a)``, and for every template a table
-    ``(values, k)`` of ``p(value | h, a)``, rows indexed by the node's ``rows[template]``."""
+    ``(values, k)`` of ``p(value | h, a)``, rows indexed by the node's ``rows_in`` /
+    ``rows_out`` entry (one per node of the symbol, in ``bank.by_symbol`` order)."""
 
     k: int
     p_h: np.ndarray
     inside: dict[str, np.ndarray]
     outside: dict[str, np.ndarray]
+    rows_in: dict[str, np.ndarray] = field(default_factory=dict)
+    rows_out: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class PivotEstimator:
@@ -228,20 +249,19 @@ class PivotEstimator:
         self.grammar, self.bank = grammar, bank
         self.options = opts = options or PivotOptions()
         inside, outside = template_keys(grammar, bank, originals)
-        self.keys_in = {t: inside[t] for t in opts.inside}
-        self.keys_out = {t: outside[t] for t in opts.outside}
+        self.keys_in = {t: inside[t] for t in opts.inside_features}
+        self.keys_out = {t: outside[t] for t in opts.outside_features}
         self.nodes = bank.by_symbol(grammar.n_symbols)
-        # Per template, the row of every node's value in its own symbol's table.
-        self.rows_in = {t: np.zeros(bank.n_nodes, np.int64) for t in opts.inside}
-        self.rows_out = {t: np.zeros(bank.n_nodes, np.int64) for t in opts.outside}
         self.pcfg = train_pcfg(grammar, bank, {})
 
-    def _one_hot(self, nodes: np.ndarray, keys: dict[str, np.ndarray], rows: dict[str, Any]):
-        """(csr one-hot, block of each column, value count of each column) for ``nodes``."""
+    @staticmethod
+    def _one_hot(nodes: np.ndarray, keys: dict[str, np.ndarray], rows: dict[str, Any]):
+        """(csr one-hot, block of each column, value count of each column) for ``nodes``;
+        fills ``rows[template]``: each node's row in the symbol's table of that template."""
         cols, blocks, width = [], [], 0
         for b, (name, key) in enumerate(keys.items()):
             uniq, inv = np.unique(key[nodes], return_inverse=True)
-            rows[name][nodes] = inv
+            rows[name] = inv
             cols.append(inv + width)
             blocks.append(np.full(len(uniq), b))
             width += len(uniq)
@@ -255,11 +275,13 @@ class PivotEstimator:
         """Step 1 for nonterminal ``a`` with at most ``m`` states."""
         opts, nodes = self.options, self.nodes[a]
         n = len(nodes)
-        phi, blk_in, cnt_in = self._one_hot(nodes, self.keys_in, self.rows_in)
-        psi, blk_out, cnt_out = self._one_hot(nodes, self.keys_out, self.rows_out)
+        rows_in: dict[str, np.ndarray] = {}
+        rows_out: dict[str, np.ndarray] = {}
+        phi, blk_in, cnt_in = self._one_hot(nodes, self.keys_in, rows_in)
+        psi, blk_out, cnt_out = self._one_hot(nodes, self.keys_out, rows_out)
         omega = (phi.T @ psi).tocsr() / n
         p_in, p_out = cnt_in / n, cnt_out / n
-        cap = m if opts.count_per_state <= 0 else int(min(m, max(1, n // opts.count_per_state)))
+        cap = m if opts.state_count <= 0 else int(min(m, max(1, n // opts.state_count)))
         scaled = sp.diags(1 / np.sqrt(p_in)) @ omega @ sp.diags(1 / np.sqrt(p_out))
         svd = truncated_svd(scaled, cap, min_value=opts.min_singular, seed=opts.seed + a)
         k = svd.k  # >= 1: omega is non-negative and not zero
@@ -281,7 +303,8 @@ class PivotEstimator:
         cond_out = side_out.cond @ t.T  # s(g | h) = sum_h' t(h' | h) s(g | h')
         k = side_in.post.shape[1]
         return Decomposition(k, p_h, self._split(side_in.cond, blk_in, self.keys_in),
-                             self._split(cond_out, blk_out, self.keys_out))  # fmt: skip
+                             self._split(cond_out, blk_out, self.keys_out), rows_in,
+                             rows_out)  # fmt: skip
 
     @staticmethod
     def _split(cond: np.ndarray, blocks: np.ndarray, keys: dict[str, Any]) -> dict[str, Any]:
@@ -306,9 +329,11 @@ class PivotEstimator:
                 progress(1)
         t1 = time.perf_counter()
         k = np.array([d.k for d in decs])
-        joint = self._rules(decs, m)
+        rows_in = self._rows(decs, "rows_in", self.options.inside_features)
+        rows_out = self._rows(decs, "rows_out", self.options.outside_features)
+        joint = self._rules(decs, m, rows_in, rows_out)
         t2 = time.perf_counter()
-        model = self._assemble(decs, k, joint, m)
+        model = self._assemble(decs, k, joint, m, rows_in, rows_out)
         model.meta.update({
             **(meta or {}), "method": "pivot", "pivot": {**opts.to_dict(), "states": m},
             "distinct_states": {g.symbols[a]: int(k[a]) for a in range(g.n_symbols)},
@@ -316,6 +341,16 @@ class PivotEstimator:
                               "assemble": round(time.perf_counter() - t2, 3)},
         })  # fmt: skip
         return model
+
+    def _rows(
+        self, decs: list[Decomposition], side: str, templates: Sequence[str]
+    ) -> dict[str, np.ndarray]:
+        """Per template, every node's row in its own symbol's table."""
+        rows = {t: np.zeros(self.bank.n_nodes, np.int64) for t in templates}
+        for nodes, d in zip(self.nodes, decs, strict=True):
+            for t, r in getattr(d, side).items():
+                rows[t][nodes] = r
+        return rows
 
     def _stack(self, decs: list[Decomposition], m: int, side: str, name: str) -> np.ndarray:
         """Every symbol's table for template ``name`` stacked (rows offset per symbol),
@@ -328,7 +363,10 @@ class PivotEstimator:
             out[lo : lo + len(t), : t.shape[1]] = t
         return out, offsets
 
-    def _rules(self, decs: list[Decomposition], m: int) -> np.ndarray:
+    def _rules(
+        self, decs: list[Decomposition], m: int, rows_in: dict[str, np.ndarray],
+        rows_out: dict[str, np.ndarray],
+    ) -> np.ndarray:  # fmt: skip
         """Step 2: ``T[r, h1, h2 * m + h3]`` joint over states given rule ``r``."""
         g, bank, opts = self.grammar, self.bank, self.options
         nodes = np.flatnonzero(bank.rule >= 0)
@@ -338,11 +376,11 @@ class PivotEstimator:
         views_out, views_in_l, views_in_r = [], [], []
         for name in opts.rule_outside:
             table, off = self._stack(decs, m, "outside", name)
-            views_out.append(table[off[sym[nodes]] + self.rows_out[name][nodes]])
+            views_out.append(table[off[sym[nodes]] + rows_out[name][nodes]])
         for name in opts.rule_inside:
             table, off = self._stack(decs, m, "inside", name)
-            views_in_l.append(table[off[sym[left]] + self.rows_in[name][left]])
-            views_in_r.append(table[off[sym[right]] + self.rows_in[name][right]])
+            views_in_l.append(table[off[sym[left]] + rows_in[name][left]])
+            views_in_r.append(table[off[sym[right]] + rows_in[name][right]])
         k = np.array([d.k for d in decs])
         valid = np.arange(m)[None, :] < k[:, None]  # (N, m)
         a, b, c = g.binary[:, 0], g.binary[:, 1], g.binary[:, 2]
@@ -366,8 +404,9 @@ class PivotEstimator:
         return (1 - opts.floor) * t + opts.floor * uniform
 
     def _assemble(
-        self, decs: list[Decomposition], k: np.ndarray, joint: np.ndarray, m: int
-    ) -> LPCFG:
+        self, decs: list[Decomposition], k: np.ndarray, joint: np.ndarray, m: int,
+        rows_in: dict[str, np.ndarray], rows_out: dict[str, np.ndarray],
+    ) -> LPCFG:  # fmt: skip
         """Step 3 and section 6.1, then every symbol's states expanded to ``m``."""
         g, opts, pcfg = self.grammar, self.options, self.pcfg
         n_sym = g.n_symbols
@@ -385,7 +424,7 @@ class PivotEstimator:
                 continue
             nodes = self.nodes[a]
             value_of_row = np.full(len(d.inside["lexrule"]), -1)
-            value_of_row[self.rows_in["lexrule"][nodes]] = self.bank.lex[nodes]
+            value_of_row[rows_in["lexrule"][nodes]] = self.bank.lex[nodes]
             lexical[value_of_row, : d.k] = d.inside["lexrule"]
         prior = pcfg.lexical.copy()
         mass = np.bincount(g.lexical[:, 0], prior, minlength=n_sym)
@@ -402,7 +441,7 @@ class PivotEstimator:
             at_root = nodes[self.keys_out["parent"][nodes] == root_code]
             if not len(at_root):
                 continue
-            row = self.rows_out["parent"][at_root[0]]
+            row = rows_out["parent"][at_root[0]]
             d = decs[a]
             root[a, : d.k] = d.outside["parent"][row] * d.p_h * counts[a]
         root /= max(root.sum(), 1e-300)
@@ -411,7 +450,41 @@ class PivotEstimator:
                      pcfg.coarse, "probabilistic", {})  # fmt: skip
 
 
-def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):  # noqa: ANN001
+class PivotLearner(BaseLearner):
+    """The pivot learner (Cohen & Collins 2014); with dev trees, its dev F1 is recorded."""
+
+    method = "pivot"
+    Options = PivotOptions
+
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG:
+        refuse_start(self, start)
+        if data.originals is None:
+            raise LpcfgError("the pivot learner needs the original training trees")
+        t0 = time.perf_counter()
+        g = data.grammar
+        est = PivotEstimator(g, data.bank, data.originals, self.options)
+        with progress.bar(total=g.n_symbols, desc="pivot", unit="nt") as bar:
+            model = est.model(self.options.states, data.meta(), progress=bar.update)
+        sec = model.meta["pivot_seconds"]
+        distinct = list(model.meta["distinct_states"].values())
+        line = (f"pivot: {sum(distinct)} distinct states, decomposition "
+                f"{sec['decomposition']:.1f} s, rules {sec['rules']:.1f} s, total "
+                f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
+        if dev is not None:
+            t1 = time.perf_counter()
+            model.meta["dev_f1"] = round(dev.f1(model), 2)
+            line += f", dev F1 {model.meta['dev_f1']:.2f} ({time.perf_counter() - t1:.1f} s)"
+        progress.report(line)
+        return model
+
+
+def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):
     """Give every symbol ``m`` states, state ``j >= k_a`` a copy of state ``j mod k_a``.
 
     A copied parent state has the original's distribution; a child state's probability is

@@ -7,7 +7,7 @@ For every nonterminal ``a``:
    all nodes over one per tree), ``phi``/``psi`` the sparse inside/outside features of
    ``features``; truncated SVD ``Omega^a ~ U diag(s) V^T`` (``linalg.truncated_svd``: only
    singular values above ``min_singular`` are kept, so the inverse below stays bounded).
-   ``m_a = min(m, directions kept, count(a) / count_per_state)``: rare nonterminals get
+   ``m_a = min(m, directions kept, count(a) / state_count)``: rare nonterminals get
    fewer states.
 2. Projections ``y = U^T phi(t)`` (inside) and ``z = diag(1/s) V^T psi(o)`` (outside), so that
    ``E[y z^T | a] = I`` on the training data and figure 7's ``Sigma^a`` needs no inverse.
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,10 +45,28 @@ import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
-from lpcfg_cli.learners.features import FeatureOptions, NodeFeatures, node_features
+from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners.base import (
+    SEED_HELP,
+    SILENT,
+    STATES_HELP,
+    BaseLearner,
+    Progress,
+    refuse_start,
+)
+from lpcfg_cli.learners.features import (
+    INSIDE,
+    OUTSIDE,
+    FeatureOptions,
+    NodeFeatures,
+    check_templates,
+    node_features,
+)
 from lpcfg_cli.learners.linalg import SVD, truncated_svd
 from lpcfg_cli.learners.pcfg import estimate_pcfg
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.selection import DevSet, best_of
+from lpcfg_cli.training import TrainingData
 from lpcfg_cli.tree import Tree
 
 
@@ -56,26 +74,43 @@ from lpcfg_cli.tree import Tree
 class SpectralOptions:
     """Constants of the estimator (defaults: Cohen et al. 2013, tuned on the dev split)."""
 
-    min_singular: float = 0.01
-    count_per_state: float = 10.0
-    smoothing: float = 30.0  # C of lambda = sqrt(n) / (C + sqrt(n)); 0 switches it off
-    lexical_weight: float = 0.6  # v; 1 switches lexical smoothing off
-    lexical_count: float = 10.0  # > 0: v = sqrt(n) / (this + sqrt(n)), n the rule's count
-    features: FeatureOptions = field(default_factory=FeatureOptions)
-    seed: int = 0
-    caps: dict[str, int] = field(default_factory=dict)  # per-nonterminal upper bounds
+    states: tuple[int, ...] = hyper((8,), STATES_HELP, min=1)
+    min_singular: float = hyper(0.01, "Spectral: keep SVD directions with singular values "
+                                "above this only.", min=0.0)  # fmt: skip
+    state_count: float = hyper(10.0, "Spectral, pivot: training nodes per latent state; a "
+                               "nonterminal seen n times gets at most n / this states (0: no "
+                               "frequency cap).", min=0.0)  # fmt: skip
+    caps: dict[str, int] = hyper({}, "Spectral: at most M states for nonterminal LABEL "
+                                 "(repeatable).", min=1, metavar="LABEL=M", flag="cap")  # fmt: skip
+    moment_smoothing: float = hyper(30.0, "Spectral: C of lambda = sqrt(n) / (C + sqrt(n)) "
+                                    "smoothing rule moments (0: off).", min=0.0)  # fmt: skip
+    lexical_weight: float = hyper(0.6, "Spectral: fixed weight of a word's own moment against "
+                                  "its pre-terminal's mean, used when --lexical-count is 0 (1: "
+                                  "no lexical smoothing).", min=0.0, max=1.0)  # fmt: skip
+    lexical_count: float = hyper(10.0, "Spectral: C' of the word's weight sqrt(n) / (C' + "
+                                 "sqrt(n)) against its pre-terminal's mean (n: the word's count "
+                                 "with that pre-terminal; 0: fixed weight).", min=0.0)  # fmt: skip
+    inside_features: tuple[str, ...] = hyper(INSIDE, "Spectral, pivot: inside feature "
+                                             "templates, comma-separated.")  # fmt: skip
+    outside_features: tuple[str, ...] = hyper(OUTSIDE, "Spectral, pivot: outside feature "
+                                              "templates, comma-separated.")  # fmt: skip
+    feature_scaling: bool = hyper(True, "Spectral: weigh each active feature by sqrt(M / "
+                                  "(count + 5)).")  # fmt: skip
+    seed: int = hyper(0, SEED_HELP, min=0)
+    feature_offset: float = 5.0  # the 5 of sqrt(M / (count + 5))
 
     def __post_init__(self) -> None:
-        if self.min_singular < 0 or self.count_per_state < 0 or self.smoothing < 0:
-            raise LpcfgError("spectral constants must be non-negative")
-        if not 0.0 <= self.lexical_weight <= 1.0:
-            raise LpcfgError("the lexical smoothing weight must lie in [0, 1]")
+        check(self)
+        check_templates("inside", self.inside_features)
+        check_templates("outside", self.outside_features)
+
+    @property
+    def features(self) -> FeatureOptions:
+        return FeatureOptions(self.inside_features, self.outside_features, self.feature_scaling,
+                              self.feature_offset)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["features"] = {k: list(v) if isinstance(v, tuple) else v
-                           for k, v in out["features"].items()}  # fmt: skip
-        return out
+        return to_dict(self)
 
 
 class SpectralEstimator:
@@ -141,7 +176,7 @@ class SpectralEstimator:
             raise LpcfgError("--states must be at least 1")
         self.decompose(m)
         kept = np.array([svd.k for svd in self._svds])
-        per = self.options.count_per_state
+        per = self.options.state_count
         by_count = np.maximum(1, self.counts // per).astype(np.int64) if per > 0 else m
         states = np.maximum(1, np.minimum(np.minimum(kept, m), by_count))
         for label, cap in self.options.caps.items():
@@ -190,8 +225,8 @@ class SpectralEstimator:
         })  # fmt: skip
         return model
 
-    def _binary(self, model: LPCFG, y, z, y_mean, z_mean) -> None:  # noqa: ANN001
-        g, bank, c = self.grammar, self.bank, self.options.smoothing
+    def _binary(self, model: LPCFG, y, z, y_mean, z_mean) -> None:
+        g, bank, c = self.grammar, self.bank, self.options.moment_smoothing
         states = model.states
         nodes = np.flatnonzero(bank.rule >= 0)
         nodes = nodes[np.argsort(bank.rule[nodes], kind="stable")]
@@ -231,6 +266,67 @@ class SpectralEstimator:
         moment *= self.coarse.lexical[:, None]
         width = np.arange(moment.shape[1])[None, :] < model.states[g.lexical[:, 0]][:, None]
         model.lexical[:] = moment[width]  # row-major: rule by rule, as the flat layout
+
+
+class SpectralLearner(BaseLearner):
+    """The spectral learner; with dev trees, the best of its ``states`` grid (one SVD per
+    nonterminal serves the whole grid: a smaller ``m`` keeps leading directions)."""
+
+    method = "spectral"
+    Options = SpectralOptions
+
+    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        if self.options.lexical_count != 0:
+            return {"lexical_weight": "unless --lexical-count is 0 (it replaces the "
+                                      "count-based weight)"}  # fmt: skip
+        return {}
+
+    def check(self, dev: bool) -> None:
+        if len(self.options.states) > 1 and not dev:
+            raise LpcfgError("a --states grid needs --dev to choose among its values")
+
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG:
+        refuse_start(self, start)
+        self.check(dev is not None)
+        opts, g = self.options, data.grammar
+        if data.originals is None:
+            raise LpcfgError("the spectral learner needs the original training trees")
+        unknown = sorted(set(opts.caps) - set(g.symbols))
+        if unknown:
+            raise LpcfgError(f"--cap names a nonterminal not in the training trees: "
+                             f"{unknown[0]!r}")  # fmt: skip
+        est = SpectralEstimator(g, data.bank, data.originals, opts)
+        with progress.bar(total=g.n_symbols, desc="svd", unit="nt") as bar:
+            est.decompose(max(opts.states), progress=bar.update)
+        sec = est.seconds
+        progress.report(f"features {sec['features']:.1f} s, SVD of {g.n_symbols} "
+                        f"cross-covariances {sec['svd']:.1f} s")  # fmt: skip
+
+        def candidates() -> Any:
+            for m in opts.states:
+                t0 = time.perf_counter()
+                model = est.model(m, data.meta())
+                yield {"states": m, "total_states": int(model.states.sum()),
+                       "seconds": round(time.perf_counter() - t0, 3)}, model  # fmt: skip
+
+        def line(rec: dict[str, Any]) -> None:
+            text = (f"states {rec['states']}: {rec['total_states']} in all, moments "
+                    f"{rec['seconds']:.1f} s")  # fmt: skip
+            if "dev_f1" in rec:
+                text += f", dev F1 {rec['dev_f1']:.2f} ({rec['dev_seconds']:.1f} s)"
+            progress.report(text)
+
+        best, history = best_of(candidates(), dev, line)
+        best.meta["dev_grid"] = history
+        if len(opts.states) > 1:
+            progress.report(f"selected states {best.meta['states_requested']}")
+        return best
 
 
 def _group_mean(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:

@@ -8,8 +8,11 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.model import LPCFG
 
 
-def split_model(pcfg: LPCFG, states: int, noise: float = 0.01, seed: int = 0) -> LPCFG:
-    """Split every symbol of a PCFG into ``states`` latent states (Matsuzaki et al. 2005).
+def split_model(
+    pcfg: LPCFG, states: int | np.ndarray, noise: float = 0.01, seed: int = 0
+) -> LPCFG:
+    """Split every symbol of a PCFG into latent states (Matsuzaki et al. 2005): ``states``
+    for all, or ``states[a]`` for symbol ``a``.
 
     Each rule's probability is spread evenly over the children's states, perturbed by a
     relative ``noise`` and renormalised per ``(a, h)``. EM starts from such a model; the
@@ -19,19 +22,26 @@ def split_model(pcfg: LPCFG, states: int, noise: float = 0.01, seed: int = 0) ->
     g = pcfg.grammar
     if int(pcfg.states.max()) != 1:
         raise LpcfgError("split_model needs a PCFG (one state per symbol)")
-    m = np.full(g.n_symbols, states, dtype=np.int64)
+    m = np.broadcast_to(np.asarray(states, dtype=np.int64), (g.n_symbols,)).copy()
     model = LPCFG.zeros(g, m, pcfg.coarse, meta=dict(pcfg.meta))
     rule_of = np.repeat(np.arange(g.n_binary), model.binary_sizes)
-    model.binary[:] = pcfg.binary[rule_of] / (states * states)
+    children = (m[g.binary[:, 1]] * m[g.binary[:, 2]])[rule_of]
+    model.binary[:] = pcfg.binary[rule_of] / children
     model.binary *= 1.0 + noise * rng.uniform(-1, 1, size=model.binary.shape)
-    model.lexical[:] = np.repeat(pcfg.lexical, states)
+    model.lexical[:] = np.repeat(pcfg.lexical, m[g.lexical[:, 0]])
     model.lexical *= 1.0 + noise * rng.uniform(-1, 1, size=model.lexical.shape)
-    model.root[:] = np.repeat(pcfg.root / states, states)
+    model.root[:] = np.repeat(pcfg.root / m, m)
     # Renormalise per (a, h): binary tensor rows plus lexical entries sum to one.
-    total = np.zeros((g.n_symbols, states))
-    np.add.at(total, g.binary[:, 0], model.binary.reshape(-1, states, states * states).sum(2))
-    np.add.at(total, g.lexical[:, 0], model.lexical.reshape(-1, states))
+    mx = int(m.max())
+    total = np.zeros((g.n_symbols, mx))
+    np.add.at(total, g.binary[:, 0], model.padded_binary().sum(axis=2))
+    np.add.at(total, g.lexical[:, 0], model.padded_lexical())
     total[total == 0] = 1.0
-    model.binary /= np.repeat(total[g.binary[:, 0]].ravel(), states * states)
-    model.lexical /= total[g.lexical[:, 0]].ravel()
+    # Each entry's (a, h1): rule-major, then h1, then the children's states.
+    h1 = np.concatenate([np.repeat(np.arange(m[a]), m[b] * m[c]) for a, b, c in g.binary]) \
+        if g.n_binary else np.zeros(0, np.int64)
+    model.binary /= total[g.binary[rule_of, 0], h1]
+    lex_h = np.concatenate([np.arange(m[a]) for a in g.lexical[:, 0]]) \
+        if g.n_lexical else np.zeros(0, np.int64)
+    model.lexical /= total[np.repeat(g.lexical[:, 0], m[g.lexical[:, 0]]), lex_h]
     return model

@@ -1,0 +1,93 @@
+"""Hyper-parameters as documented dataclass fields: one source of truth for every option.
+
+The learners and the parser state their options as frozen dataclasses whose public fields
+are made with ``hyper``: the default, a one-line help text and the valid range travel with
+the field. The command line and the ``--config`` keys are derived from these fields
+(``commands/options.py: hyper_options``), so a default or a range is written once, and
+``check`` (called by every options class after construction) gives a library user the same
+errors as the command line. Fields made with plain ``field`` are internal constants: they
+keep their defaults from the command line and can be set from Python.
+
+Value kinds follow the default: ``bool`` (a ``--x/--no-x`` flag), ``int``, ``float``,
+``str`` with ``choices``, ``tuple[str, ...]`` (comma-separated on the command line),
+``tuple[int, ...]`` (a comma-separated grid) and ``dict[str, int]`` (a repeatable
+``KEY=VALUE`` option).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from lpcfg_cli.errors import LpcfgError
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the command line needs to know of a hyper-parameter besides its default."""
+
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    kind: str | None = None  # "int" or "float" where the default (None) does not tell
+    flag: str | None = None  # the option's name where it differs from the field's
+
+
+def hyper(default: Any, help: str, **spec: Any) -> Any:
+    """A dataclass field that is a documented hyper-parameter (see the module docstring)."""
+    meta = {"hyper": Spec(help, **spec)}
+    if isinstance(default, dict):
+        return dataclasses.field(default_factory=lambda: dict(default), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def hyper_fields(cls: type) -> Iterator[tuple[dataclasses.Field, Spec]]:
+    """The documented hyper-parameters of options class ``cls``, in order."""
+    for f in dataclasses.fields(cls):
+        if "hyper" in f.metadata:
+            yield f, f.metadata["hyper"]
+
+
+def default_of(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory()  # type: ignore[misc]
+
+
+def check(options: Any) -> None:
+    """Raise ``LpcfgError`` for a hyper-parameter of ``options`` outside its range."""
+    for f, spec in hyper_fields(type(options)):
+        value = getattr(options, f.name)
+        values = value.values() if isinstance(value, dict) else (
+            value if isinstance(value, tuple) else (value,))  # fmt: skip
+        for v in values:
+            _check_one(f.name, spec, v)
+
+
+def _check_one(name: str, spec: Spec, value: Any) -> None:
+    if spec.choices is not None and isinstance(value, str):
+        if value not in spec.choices:
+            raise LpcfgError(f"{name} must be one of {', '.join(spec.choices)}, not {value!r}")
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if not math.isfinite(value):
+        raise LpcfgError(f"{name} must be a finite number, not {value!r}")
+    if spec.min is not None and value < spec.min:
+        raise LpcfgError(f"{name} must be at least {spec.min:g}, not {value!r}")
+    if spec.max is not None and value > spec.max:
+        raise LpcfgError(f"{name} must be at most {spec.max:g}, not {value!r}")
+
+
+def to_dict(options: Any) -> dict[str, Any]:
+    """Every field of ``options`` as JSON values (tuples become lists), for model metadata."""
+    out = {}
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out

@@ -1,0 +1,150 @@
+"""The shape every learner has: options up front, ``fit`` returns a model.
+
+In the scikit-learn spirit: a learner is built from a frozen options dataclass (its
+hyper-parameters, documented with ``hyperparams.hyper``), and
+``fit(data, dev=None, start=None, progress=SILENT)`` returns an ``LPCFG``, keeping no state
+between calls. ``dev`` (a ``selection.DevSet``) is for the learner's model selection;
+``start`` is a model to start from, for learners that refine one (EM). A ``Chain`` of
+learners fits each from the previous one's model: ``pivot+em`` is Pivot then EM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Protocol
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.selection import DevSet
+from lpcfg_cli.training import TrainingData
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+@contextmanager
+def _no_bar(**_kwargs: Any) -> Iterator[_NoBar]:
+    yield _NoBar()
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a learner reports: ``report(line)`` for summary lines, ``bar(total=, desc=,
+    unit=)`` a context manager giving an object with ``update(n)``. Silent by default; the
+    command line passes its stderr reporting and tqdm bars."""
+
+    report: Callable[[str], None] = lambda _line: None
+    bar: Callable[..., Any] = _no_bar
+
+
+SILENT = Progress()
+
+SEED_HELP = "Random seed (a whole number >= 0); the same seed gives the same result."
+STATES_HELP = ("Latent states per nonterminal (upper bound where a method adapts it); spectral "
+               "with --dev also takes a comma-separated grid, e.g. 8,16,24,32.")  # fmt: skip
+
+
+class Learner(Protocol):
+    """What ``registry`` holds for each method."""
+
+    method: ClassVar[str]
+    takes_dev: ClassVar[bool]  # whether ``dev`` can change the model
+    takes_start: ClassVar[bool]  # whether ``start`` is accepted
+    options: Any
+
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG: ...
+
+    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        """Hyper-parameters that cannot change the model of a fit with (``dev``) or without
+        dev trees and from a start model (``start`` says where it comes from, e.g. "with
+        --init") or not: name -> why, for the command line's warnings."""
+        ...
+
+    def check(self, dev: bool) -> None:
+        """Raise ``LpcfgError`` if these options cannot be fitted with(out) dev trees (so a
+        command line fails before reading any data)."""
+        ...
+
+
+class BaseLearner:
+    """What learners share: built from ``Options`` (a frozen dataclass; defaults when
+    None), no inert options and no combination to refuse unless they say otherwise."""
+
+    method: ClassVar[str]
+    Options: ClassVar[type]
+    takes_dev: ClassVar[bool] = True
+    takes_start: ClassVar[bool] = False
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        return {}
+
+    def check(self, dev: bool) -> None:
+        pass
+
+
+def refuse_start(learner: Learner, start: LPCFG | None) -> None:
+    if start is not None:
+        raise LpcfgError(f"the {learner.method} learner does not start from a model")
+
+
+class Chain:
+    """Learners fitted in turn, each from the previous one's model (``pivot+em``)."""
+
+    takes_dev = True
+    takes_start = False
+
+    def __init__(self, method: str, *learners: Learner) -> None:
+        if not all(lr.takes_start for lr in learners[1:]):
+            raise ValueError("every learner after the first must start from a model")
+        self.method = method
+        self.learners = learners
+        self.options = tuple(lr.options for lr in learners)
+
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG:
+        """Each learner from the previous one's model; the steps before the last are kept
+        in the model's metadata under ``chain``."""
+        refuse_start(self, start)
+        model, steps = None, []
+        for learner in self.learners:
+            if model is not None:
+                steps.append({k: v for k, v in model.meta.items() if k != "training"})
+            model = learner.fit(data, dev, model, progress)
+        assert model is not None
+        model.meta.update({"method": self.method, "chain": steps})
+        return model
+
+    def check(self, dev: bool) -> None:
+        for learner in self.learners:
+            learner.check(dev)
+
+    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        """A hyper-parameter is inert when every learner of the chain that has it says so."""
+        found: dict[str, str] = {}
+        used: set[str] = set()
+        for i, learner in enumerate(self.learners):
+            here = learner.inert(dev, start if i == 0 else f"with --method {self.method}")
+            for name in (f.name for f in fields(learner.options)):
+                if name in here:
+                    found.setdefault(name, here[name])
+                else:
+                    used.add(name)
+        return {k: v for k, v in found.items() if k not in used}

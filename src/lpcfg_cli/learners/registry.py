@@ -1,0 +1,85 @@
+"""Method name -> learner: what ``lpcfg train --method`` and library users choose from.
+
+A method is one learner or a chain of them (``pivot+em`` is Pivot then EM, not a special
+case), with per-method defaults where the chain wants other ones (pivot+em scores dev F1
+after every EM iteration: it runs few of them). ``learner(method, **values)`` builds a
+learner from hyper-parameter values by name, each going to every step that has it
+(``states`` and ``seed`` to both steps of pivot+em):
+
+    model = learner("em", states=16, iterations=40).fit(data, dev=DevSet.read([path]))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.learners.base import Chain, Learner
+from lpcfg_cli.learners.em import EMLearner
+from lpcfg_cli.learners.pcfg import PCFGLearner
+from lpcfg_cli.learners.pivot import PivotLearner
+from lpcfg_cli.learners.spectral import SpectralLearner
+
+
+@dataclass(frozen=True)
+class Method:
+    """A learner, or a chain of learners each starting from the previous one's model."""
+
+    name: str
+    steps: tuple[type, ...]  # learner classes
+    defaults: dict[str, Any] = field(default_factory=dict)  # overrides of option defaults
+
+    def option_classes(self) -> list[type]:
+        return [step.Options for step in self.steps]
+
+    def build(self, **values: Any) -> Learner:
+        """The learner with these hyper-parameters (a name no step has is an error; a
+        value of ``None`` means the default)."""
+        values = {k: v for k, v in values.items() if v is not None}
+        known = {f.name for cls in self.option_classes() for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise LpcfgError(f"--method {self.name} has no option {unknown[0]!r}")
+        values = {**self.defaults, **values}
+        learners = []
+        for step, cls in zip(self.steps, self.option_classes(), strict=True):
+            own = {f.name: _convert(self.name, f, values[f.name])
+                   for f in fields(cls) if f.name in values}  # fmt: skip
+            learners.append(step(cls(**own)))
+        return learners[0] if len(learners) == 1 else Chain(self.name, *learners)
+
+    def uses(self, name: str) -> bool:
+        return any(name in {f.name for f in fields(cls)} for cls in self.option_classes())
+
+
+def _convert(method: str, f: Any, value: Any) -> Any:
+    """Grid-valued and scalar fields share names (``states``): a one-value grid is a number
+    and a number is a one-value grid; a longer grid for a scalar field is an error."""
+    scalar = not isinstance(f.default, tuple) if f.default is not None else True
+    if scalar and isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise LpcfgError(f"--{f.name.replace('_', '-')} takes a single number for "
+                             f"--method {method}")  # fmt: skip
+        return value[0]
+    if not scalar and isinstance(value, int):
+        return (value,)
+    if not scalar and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("pcfg", (PCFGLearner,)),
+    Method("em", (EMLearner,)),
+    Method("spectral", (SpectralLearner,)),
+    Method("pivot", (PivotLearner,)),
+    Method("pivot+em", (PivotLearner, EMLearner), {"dev_f1_every": 1}),
+)}  # fmt: skip
+
+
+def learner(method: str, **values: Any) -> Learner:
+    """The learner of ``method`` (a key of ``METHODS``) with these hyper-parameters."""
+    if method not in METHODS:
+        raise LpcfgError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
+    return METHODS[method].build(**values)
