@@ -96,5 +96,5 @@ def test_shipped_configs_name_only_real_options(name):
         options = {opt[2:]: param.name for param in main.commands[command].params
                    for opt in param.opts if opt.startswith("--")}  # fmt: skip
         assert set(keys) <= set(options), set(keys) - set(options)
-        loaded = load_config(str(path), main.commands[command])
+        loaded = load_config(str(path), main.commands[command], main.commands.values())
         assert loaded.keys() == {options[key] for key in keys}

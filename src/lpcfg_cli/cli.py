@@ -14,6 +14,8 @@ from typing import NoReturn
 import click
 
 from lpcfg_cli import __version__
+from lpcfg_cli.commands import binarize, evaluate, parse, sample, train
+from lpcfg_cli.commands.options import quiet_param
 from lpcfg_cli.errors import LpcfgError
 
 
@@ -108,9 +110,6 @@ def main() -> None:
 
 
 def _register() -> None:
-    from lpcfg_cli.commands import binarize, evaluate, parse, sample, train
-    from lpcfg_cli.commands.options import quiet_param
-
     for module in (binarize, evaluate, train, parse, sample):
         if not any(p.name == "quiet" for p in module.command.params):
             module.command.params.append(quiet_param())  # --quiet on every subcommand

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -35,9 +36,12 @@ def option_keys(command: click.Command) -> dict[str, click.Option]:
     return keys
 
 
-def load_config(path: str, command: click.Command) -> dict[str, Any]:
+def load_config(
+    path: str, command: click.Command, siblings: Iterable[click.Command] = ()
+) -> dict[str, Any]:
     """Option values for ``command`` from the TOML file at ``path`` (a click default_map,
-    keyed by parameter name)."""
+    keyed by parameter name); top-level keys may belong to the ``siblings`` (the other
+    subcommands: one file serves a whole pipeline)."""
     try:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
@@ -46,7 +50,7 @@ def load_config(path: str, command: click.Command) -> dict[str, Any]:
         if isinstance(value, dict) and key not in SUBCOMMANDS:
             raise LpcfgError(f"unknown table [{key}]", source=path)
     own = option_keys(command)
-    elsewhere = _all_option_keys()
+    elsewhere = {key for sub in (command, *siblings) for key in option_keys(sub)}
     out: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, dict):
@@ -84,20 +88,16 @@ def _suggest(name: str, keys: Any) -> str:
     return f" (did you mean '{close[0].replace('_', '-')}'?)" if close else ""
 
 
-def _all_option_keys() -> set[str]:
-    """Top-level keys may belong to another subcommand (one file for a whole pipeline)."""
-    from lpcfg_cli.cli import main
-
-    return {key for sub in main.commands.values() for key in option_keys(sub)}
-
-
 def config_option(func: Any) -> Any:
     """Decorator adding ``--config FILE`` to a subcommand."""
 
     def callback(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
         if value is None:
             return
-        ctx.default_map = {**(ctx.default_map or {}), **load_config(value, ctx.command)}
+        group = ctx.parent.command if ctx.parent is not None else None
+        siblings = group.commands.values() if isinstance(group, click.Group) else ()
+        ctx.default_map = {**(ctx.default_map or {}),
+                           **load_config(value, ctx.command, siblings)}  # fmt: skip
 
     return click.option(
         "--config",
