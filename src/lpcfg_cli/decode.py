@@ -80,7 +80,7 @@ def goodman_trees(
     return trees
 
 
-def _build(layout, s, length, split, labels, symbols, words) -> Tree:  # noqa: ANN001
+def _build(layout, s, length, split, labels, symbols, words) -> Tree:
     """Sentence ``s``'s tree from the best split of every span, built top-down with an
     explicit stack (a long sentence can give a tree as deep as it is long)."""
     base = layout.base

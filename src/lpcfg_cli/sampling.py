@@ -122,7 +122,7 @@ def sample_trees(
     return trees
 
 
-def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> Tree:  # noqa: ANN001
+def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> Tree:
     """One tree top-down with an explicit stack (no recursion limit on deep trees)."""
     root: list = []
     stack = [(a, h, root)]

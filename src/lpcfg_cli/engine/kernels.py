@@ -26,7 +26,7 @@ import numpy as np
 # libraries already loaded, and when the first kernel call loaded it inside the limit, it ran
 # two threads per process (the latent pass of the test split took 4.3 s of CPU instead of 2.4,
 # and --jobs 2 oversubscribed the machine). nltk used to load it by accident.
-import scipy.linalg.cython_blas  # noqa: F401, E402
+import scipy.linalg.cython_blas  # noqa: F401
 
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
@@ -184,7 +184,7 @@ def plan_chunk(p0, p1, length, base, span_sent, span_start, span_first, item_sym
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)
-def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush):  # noqa: ANN001
+def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush):
     """``z[slot - lo] += w alpha_x (x) alpha_y`` for entries ``e0:e1`` (arrays' precision)."""
     m = alpha.shape[1]
     wbuf = np.empty(1, dtype=alpha.dtype)
@@ -205,7 +205,7 @@ def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush):  # noqa:
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)
-def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight):  # noqa: ANN001
+def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight):
     """``beta_x += w W alpha_y`` and ``beta_y += w W^T alpha_x``, ``W = wmat[slot - lo]``."""
     m = alpha.shape[1]
     wbuf = np.empty(1, dtype=alpha.dtype)
@@ -232,7 +232,7 @@ def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight):  
 
 
 @nb.njit(cache=True, nogil=True)
-def _weights(e_slot, e_pair, slot_p, ref, offset):  # noqa: ANN001
+def _weights(e_slot, e_pair, slot_p, ref, offset):
     """``exp(pair - ref[parent span - offset])`` per entry (0 where either is -inf)."""
     w = np.empty(len(e_slot))
     for e in range(len(e_slot)):
@@ -241,7 +241,7 @@ def _weights(e_slot, e_pair, slot_p, ref, offset):  # noqa: ANN001
 
 
 @nb.njit(cache=True, nogil=True)
-def _largest_group(gstart, group_ptr):  # noqa: ANN001
+def _largest_group(gstart, group_ptr):
     rows, rules = 0, 0
     for g in range(len(gstart) - 1):
         if gstart[g + 1] > gstart[g]:
@@ -257,7 +257,7 @@ DENSE_SHARE = 0.75
 
 
 @nb.njit(cache=True, nogil=True)
-def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent):  # noqa: ANN001
+def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent):
     """``pit[r - lo, q - q0]`` = parent item of rule ``q`` at the span of slot ``r`` (or -1);
     returns how many exist."""
     found = 0
@@ -428,7 +428,7 @@ def outside_chunk(span_first, item_sym, sc, group_ptr, rule_parent, stacked, alp
 
 
 @nb.njit(cache=True, nogil=True)
-def normalise_spans(values, sc, span_first, s0, s1, flush):  # noqa: ANN001
+def normalise_spans(values, sc, span_first, s0, s1, flush):
     """Normalise the items of spans ``s0:s1`` (scale added to ``sc``)."""
     for s in range(s0, s1):
         lo, hi = span_first[s], span_first[s + 1]
@@ -437,7 +437,7 @@ def normalise_spans(values, sc, span_first, s0, s1, flush):  # noqa: ANN001
 
 
 @nb.njit(cache=True, nogil=True)
-def flush_rows(values, lo, hi, threshold):  # noqa: ANN001
+def flush_rows(values, lo, hi, threshold):
     """Set entries of rows ``lo:hi`` below ``threshold`` in absolute value to zero."""
     for i in range(lo, hi):
         for h in range(values.shape[1]):

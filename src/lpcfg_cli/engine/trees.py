@@ -30,7 +30,7 @@ class TreeCharts:
     root_symbols: np.ndarray
 
     @classmethod
-    def build(cls, bank, n_symbols: int) -> TreeCharts:  # noqa: ANN001
+    def build(cls, bank, n_symbols: int) -> TreeCharts:
         """Items of every node of ``bank`` (a ``CompiledTreebank``)."""
         roots = bank.roots
         layout = SpanLayout(bank.end[roots] - bank.start[roots])
@@ -85,7 +85,7 @@ def log_probabilities(g: LatentGrammar, charts: TreeCharts) -> tuple[np.ndarray,
     return chart.log_z, np.sign(z)
 
 
-def tree_scores(model, bank) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+def tree_scores(model, bank) -> tuple[np.ndarray, np.ndarray]:
     """``(log |p|, sign p)`` of every (skeletal) tree of ``bank`` under ``model`` (an
     ``LPCFG``; ``bank`` compiled against its grammar), in double precision. Works for both
     model forms (a tensor-form model may give a tree a negative value)."""
