@@ -15,10 +15,11 @@ both children have mass (per-row extents, as in the Berkeley parser): a grammar 
 of symbols stays cheap where its symbols are rare.
 
 Measured on the 249-word sentence of the PTB sample with the EM model's coarse grammar (206
-symbols, 1,502 pairs, 2,492 rules): 7.6-8.1 s for the pass before (a walk over the rules of
+symbols, 1,502 pairs, 2,492 rules): 7.2-8.0 s for the pass before (a walk over the rules of
 the left child's symbols with a random look-up of the right child, 1.2 G rule visits at
-170 M/s), 1.7 s now, and the test split's 345 sentences take 1.6 s instead of 2.2-2.4. Double
-precision, one sentence at a time, compiled with numba.
+170 M/s), 1.1-1.3 s now; the test split's 345 sentences take 1.4 s instead of 1.6-1.7, and
+with the ``--vertical 2 --horizontal 2`` grammar (2,664 symbols) as long as before (8.5 s).
+Double precision, one sentence at a time, compiled with numba.
 """
 
 from __future__ import annotations
@@ -29,12 +30,6 @@ import numpy as np
 from lpcfg_cli.engine.grammars import CoarseGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
-
-
-@nb.njit(cache=True, nogil=True)
-def _local(n: int, i: int, length: int) -> int:
-    """Id of span ``[i, i + length)`` of an ``n``-word sentence (length-major)."""
-    return (length - 1) * n - (length - 1) * (length - 2) // 2 + i
 
 
 # The loops below run on slices (indices from 0): indexed as ``x[offset + t]``, numba's
@@ -66,10 +61,12 @@ def _times(x: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _weighted(chart, base, stride, shift, lo_ext, hi_ext, i, j, w, out):
+def _weighted(chart, base, stride, shift, syms, count, lo_ext, hi_ext, i, j, w, out):
     """``out[b, k - i - 1] = chart[base + b * stride + k + shift] * w[k - i - 1]`` for the
-    splits ``k`` of ``[i, j)`` where symbol ``b``'s row has mass (``lo_ext..hi_ext``)."""
-    for b in range(len(lo_ext)):
+    symbols ``syms[:count]`` and the splits ``k`` of ``[i, j)`` where their row has mass
+    (``lo_ext..hi_ext``)."""
+    for t in range(count):
+        b = syms[t]
         lo, hi = max(lo_ext[b], i + 1), min(hi_ext[b], j - 1)
         if lo <= hi:
             row = base + b * stride + shift
@@ -91,19 +88,33 @@ def _bases(n: int, n_sym: int) -> tuple[np.ndarray, np.ndarray]:
     return sbase, ebase
 
 
+@nb.njit(cache=True, nogil=True)
+def _append(buf: np.ndarray, used: int, value: int) -> np.ndarray:
+    """``buf`` with ``value`` at ``used`` (doubled when full)."""
+    if used == len(buf):
+        grown = np.empty(2 * len(buf), dtype=buf.dtype)
+        grown[:used] = buf
+        buf = grown
+    buf[used] = value
+    return buf
+
+
 @nb.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob):
-    """Posterior of every (span, symbol) of one sentence; ``lex`` is ``(n, N)``.
+    """Posteriors of one sentence's items; ``lex`` is ``(n, N)``.
 
-    Returns ``(mu (spans, N) in local span order, log Z)`` (``-inf`` and zeros without a
-    parse).
+    Returns ``(start, end, symbol, posterior)`` of the items with a nonzero posterior, and
+    log Z (``-inf`` and no items without a parse).
 
     Spans go by end ``j``, then start ``i`` from right to left (outside: the reverse), not by
     length: the end-major rows of ``j`` that every span of the column reads stay in cache
     (2.4 s -> 1.7 s on the 249-word sentence). The charts are packed (row ``(i, b)`` holds
     the ``n - i`` ends after ``i``): four of ``N n (n + 1) / 2`` doubles, 51 MB each for that
     sentence; the pass's peak rose from 145 MB to 195 MB (pages never written stay
-    unmapped), below the latent pass's: the parse's peak stays at 504 MB.
+    unmapped), below the latent pass's: the parse's peak stays at 504 MB. Nothing loops over
+    all ``N`` symbols per span: the symbols present at a start, at an end and in a span are
+    listed as they appear (with the ``--vertical 2 --horizontal 2`` grammar, 2,664 symbols,
+    loops over all of them made the test split 1.5 times slower than the old kernel).
     """
     n, n_sym = lex.shape
     sbase, ebase = _bases(n, n_sym)
@@ -117,16 +128,32 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob)
     hi_end = np.full((n, n_sym), -1, dtype=np.int64)
     lo_start = np.full((n + 1, n_sym), n + 1, dtype=np.int64)
     hi_start = np.full((n + 1, n_sym), -1, dtype=np.int64)
-    acc = np.zeros((1, n_sym))
+    # Symbols with mass at start i (s_syms[i, :s_cnt[i]]), at end j, and in span (i, j)
+    # (items[first[i, j]:first[i, j] + count[i, j]]).
+    s_syms = np.empty((n, n_sym), dtype=np.int32)
+    s_cnt = np.zeros(n, dtype=np.int64)
+    e_syms = np.empty((n + 1, n_sym), dtype=np.int32)
+    e_cnt = np.zeros(n + 1, dtype=np.int64)
+    items = np.empty(max(16, 4 * n_sym), dtype=np.int32)
+    n_items = 0
+    first = np.zeros((n + 1, n + 1), dtype=np.int64)
+    count = np.zeros((n + 1, n + 1), dtype=np.int64)
+    acc = np.zeros(n_sym)
+    touched = np.empty(n_sym, dtype=np.int64)  # parents given mass in the current span
+    mark = np.zeros(n_sym, dtype=np.bool_)
+    vals = np.zeros((1, n_sym))
     w = np.zeros(n)
     lw = np.zeros((n_sym, n))  # left operand times the split weight, index k - i - 1
     for j in range(1, n + 1):
         for i in range(j - 1, -1, -1):
-            length = j - i
-            acc[0, :] = 0.0
+            n_t = 0
             top = 0.0
-            if length == 1:
-                acc[0, :] = lex[i]
+            if j - i == 1:
+                for a in range(n_sym):
+                    if lex[i, a] != 0.0:
+                        acc[a] = lex[i, a]
+                        touched[n_t] = a
+                        n_t += 1
             else:
                 top = -np.inf
                 for k in range(i + 1, j):
@@ -135,9 +162,11 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob)
                     continue
                 for k in range(i + 1, j):
                     w[k - i - 1] = split_weight(sc[i, k] + sc[k, j], top)
-                _weighted(ins_s, sbase[i], n - i, -i - 1, lo_end[i], hi_end[i], i, j, w, lw)
+                _weighted(ins_s, sbase[i], n - i, -i - 1, s_syms[i], s_cnt[i], lo_end[i],
+                          hi_end[i], i, j, w, lw)  # fmt: skip
                 erow = ebase[j]
-                for b in range(n_sym):
+                for t in range(s_cnt[i]):
+                    b = s_syms[i, t]
                     blo, bhi = max(lo_end[i, b], i + 1), min(hi_end[i, b], j - 1)
                     if blo > bhi:
                         continue
@@ -151,43 +180,68 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob)
                         if z == 0.0:
                             continue
                         for r in range(pair_ptr[q], pair_ptr[q + 1]):
-                            acc[0, parent[r]] += prob[r] * z
-            scale = normalise_span(acc, 0, 1, 0.0)
+                            a = parent[r]
+                            if not mark[a]:
+                                mark[a] = True
+                                touched[n_t] = a
+                                n_t += 1
+                            acc[a] += prob[r] * z
+            for t in range(n_t):
+                a = touched[t]
+                vals[0, t] = acc[a]
+                acc[a] = 0.0
+                mark[a] = False
+            scale = normalise_span(vals[:, :n_t], 0, 1, 0.0)
             if scale == -np.inf:
                 continue
             sc[i, j] = top + scale
-            for a in range(n_sym):
-                v = acc[0, a]
-                if v != 0.0:
-                    ins_s[sbase[i] + a * (n - i) + j - i - 1] = v
-                    ins_e[ebase[j] + a * j + i] = v
-                    lo_end[i, a] = min(lo_end[i, a], j)
-                    hi_end[i, a] = j
-                    lo_start[j, a] = i
-                    hi_start[j, a] = max(hi_start[j, a], i)
+            first[i, j] = n_items
+            for t in range(n_t):
+                a, v = touched[t], vals[0, t]
+                if v == 0.0:
+                    continue
+                items = _append(items, n_items, a)
+                n_items += 1
+                ins_s[sbase[i] + a * (n - i) + j - i - 1] = v
+                ins_e[ebase[j] + a * j + i] = v
+                if hi_end[i, a] < 0:
+                    s_syms[i, s_cnt[i]] = a
+                    s_cnt[i] += 1
+                    lo_end[i, a] = j
+                hi_end[i, a] = j
+                if hi_start[j, a] < 0:
+                    e_syms[j, e_cnt[j]] = a
+                    e_cnt[j] += 1
+                    hi_start[j, a] = i
+                lo_start[j, a] = i
+            count[i, j] = n_items - first[i, j]
     z = 0.0
     for a in range(n_sym):
         z += ins_s[sbase[0] + a * n + n - 1] * root[a]
-    n_spans = n * (n + 1) // 2
     if z <= 0.0 or sc[0, n] == -np.inf:
-        return np.zeros((n_spans, n_sym)), -np.inf
+        none = np.zeros(0, dtype=np.int64)
+        return none, none, none, np.zeros(0), -np.inf
     out_s = np.zeros(size)  # outside of left children, start-major
     out_e = np.zeros(size)  # outside of right children, end-major
     for a in range(n_sym):
         out_s[sbase[0] + a * n + n - 1] = root[a] / z
-    beta = np.zeros(n_sym)
+    beta = np.zeros(n_sym)  # the span's outside; zero for the symbols absent from it
     rw = np.zeros((n_sym, n))  # right operand times the split weight, index k - i - 1
     for j in range(n, 1, -1):
         for i in range(j - 1):
             if sc[i, j] == -np.inf:
                 continue
-            for a in range(n_sym):
+            span_items = items[first[i, j] : first[i, j] + count[i, j]]
+            for a in span_items:
                 beta[a] = out_s[sbase[i] + a * (n - i) + j - i - 1] + out_e[ebase[j] + a * j + i]
             for k in range(i + 1, j):
                 w[k - i - 1] = split_weight(sc[i, k] + sc[k, j], sc[i, j])
-            _weighted(ins_s, sbase[i], n - i, -i - 1, lo_end[i], hi_end[i], i, j, w, lw)
-            _weighted(ins_e, ebase[j], j, 0, lo_start[j], hi_start[j], i, j, w, rw)
-            for b in range(n_sym):
+            _weighted(ins_s, sbase[i], n - i, -i - 1, s_syms[i], s_cnt[i], lo_end[i],
+                      hi_end[i], i, j, w, lw)  # fmt: skip
+            _weighted(ins_e, ebase[j], j, 0, e_syms[j], e_cnt[j], lo_start[j], hi_start[j],
+                      i, j, w, rw)  # fmt: skip
+            for t in range(s_cnt[i]):
+                b = s_syms[i, t]
                 blo, bhi = max(lo_end[i, b], i + 1), min(hi_end[i, b], j - 1)
                 if blo > bhi:
                     continue
@@ -205,19 +259,23 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob)
                     e = ebase[j] + c * j
                     _axpy(x, rw[c, lo - i - 1 : hi - i], out_s[row + lo : row + hi + 1])
                     _axpy(x, lw[b, lo - i - 1 : hi - i], out_e[e + lo : e + hi + 1])
-    mu = np.zeros((n_spans, n_sym))
-    for length in range(1, n + 1):
-        for i in range(n - length + 1):
-            j = i + length
-            if sc[i, j] == -np.inf:
-                continue
-            s = _local(n, i, length)
-            for a in range(n_sym):
+            for a in span_items:
+                beta[a] = 0.0
+    starts = np.empty(n_items, dtype=np.int64)
+    ends = np.empty(n_items, dtype=np.int64)
+    syms = np.empty(n_items, dtype=np.int64)
+    post = np.empty(n_items)
+    m = 0
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            for t in range(first[i, j], first[i, j] + count[i, j]):
+                a = items[t]
                 p = sbase[i] + a * (n - i) + j - i - 1
-                v = ins_s[p]
+                v = ins_s[p] * (out_s[p] + out_e[ebase[j] + a * j + i])
                 if v != 0.0:
-                    mu[s, a] = v * (out_s[p] + out_e[ebase[j] + a * j + i])
-    return mu, sc[0, n] + np.log(z)
+                    starts[m], ends[m], syms[m], post[m] = i, j, a, v
+                    m += 1
+    return starts[:m], ends[:m], syms[:m], post[:m], sc[0, n] + np.log(z)
 
 
 def coarse_posteriors(
@@ -242,24 +300,13 @@ def coarse_posteriors(
             continue
         rows = layout.base[1, s] + np.arange(n) - first
         lex = np.ascontiguousarray(lexical_scores[rows], dtype=np.float64)
-        mu, log_z[s] = sentence_posteriors(lex, root, g.left_ptr, g.pair_right, g.pair_ptr,
-                                           g.parent, g.prob)  # fmt: skip
-        if not np.isfinite(log_z[s]):
-            continue
-        span, sym = np.nonzero(mu)
-        starts = _local_starts(n)
-        length = np.searchsorted(starts, span, side="right")
-        start = span - starts[length - 1]
-        keys.append((layout.base[length, s] + start) * n_sym + sym)
-        values.append(mu[span, sym])
+        start, end, sym, mu, log_z[s] = sentence_posteriors(
+            lex, root, g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob
+        )
+        keys.append((layout.base[end - start, s] + start) * n_sym + sym)
+        values.append(mu)
     if not keys:
         return np.zeros(0, dtype=np.int64), np.zeros(0), log_z
     keys_a, values_a = np.concatenate(keys), np.concatenate(values)
     order = np.argsort(keys_a, kind="stable")
     return keys_a[order], values_a[order], log_z
-
-
-def _local_starts(n: int) -> np.ndarray:
-    """First local id of each length 1..n (``_local(n, 0, length)``)."""
-    length = np.arange(1, n + 1)
-    return (length - 1) * n - (length - 1) * (length - 2) // 2
