@@ -40,7 +40,7 @@ REFUSED = [
     (["--method", "em", "--min-singular", "0.1"], "--min-singular has no effect with --method em"),
     (["--method", "em", "--cap", "S=1"], "--cap has no effect with --method em (used by spectral)"),
     (["--method", "spectral", "--iterations", "3"], "--iterations has no effect with --method "
-     "spectral (used by em, pivot+em)"),
+     "spectral (used by em, pivot+em, splitmerge)"),
     (["--method", "pivot", "--tol", "0"], "--tol has no effect with --method pivot"),
     (["--method", "spectral", "--min-count", "3"], "--min-count has no effect with --method "
      "spectral (used by pivot, pivot+em)"),
@@ -111,7 +111,7 @@ def test_config_values_the_run_cannot_use_are_a_warning(d, tmp_path):
         "lpcfg: warning: --states (from --config) has no effect with --method pcfg (the "
         "treebank PCFG has one state per symbol): ignored",
         "lpcfg: warning: --iterations (from --config) has no effect with --method pcfg (used "
-        "by em, pivot+em): ignored",
+        "by em, pivot+em, splitmerge): ignored",
         "lpcfg: warning: --dev-f1-every (from --config) has no effect with --method pcfg (used "
         "by em, pivot+em): ignored",
     ]

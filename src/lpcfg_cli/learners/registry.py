@@ -20,6 +20,7 @@ from lpcfg_cli.learners.em import EMLearner
 from lpcfg_cli.learners.pcfg import PCFGLearner
 from lpcfg_cli.learners.pivot import PivotLearner
 from lpcfg_cli.learners.spectral import SpectralLearner
+from lpcfg_cli.learners.splitmerge import SplitMergeLearner
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("spectral", (SpectralLearner,)),
     Method("pivot", (PivotLearner,)),
     Method("pivot+em", (PivotLearner, EMLearner), {"dev_f1_every": 1}),
+    Method("splitmerge", (SplitMergeLearner,)),
 )}  # fmt: skip
 
 

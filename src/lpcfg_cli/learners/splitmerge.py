@@ -1,0 +1,242 @@
+"""Split-merge EM (Petrov, Barrett, Thibaux & Klein 2006, section 2).
+
+Each cycle:
+
+1. Split: every latent state of every symbol becomes two (while a symbol has at most
+   ``max_states / 2``): a parent state's rule and word distributions are copied, a child
+   state's probability is halved between its two halves, then every entry is perturbed by a
+   relative ``noise`` and each distribution renormalised (section 2.1: the noise breaks the
+   symmetry EM could not break).
+2. EM (``iterations``, on the chart engine, ``learners.em``).
+3. Merge (section 2.2): the loss in training likelihood of merging each pair of halves back
+   is approximated node by node from the inside and outside scores: at a node of ``a``,
+   ``P_merged / P = 1 - (a1 b1 + a2 b2) + (p1 a1 + p2 a2)(b1 + b2)`` with ``a``, ``b`` the
+   node's inside and outside scores of the two halves (normalised so that the node's
+   posterior is one) and ``p1``, ``p2`` the halves' relative frequencies. The ``merge``
+   fraction of pairs with the smallest loss are merged: the parent distribution becomes the
+   frequency-weighted mixture of the halves', a child's probability the sum of the halves'.
+4. EM again (``iterations // 2``), with EM's smoothing toward each parent's state average
+   (section 2.3).
+
+With dev trees the model after each cycle is scored (``selection.Patience``) and the best
+cycle kept; without them the last. Models end with per-symbol state counts: frequent
+symbols get many states, rare ones few. The engine pads every symbol to the largest count,
+so ``max_states`` bounds the cost of parsing like ``--states`` does for EM.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine.trees import TreeCharts
+from lpcfg_cli.grammar import Grammar
+from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners.base import SEED_HELP, SILENT, BaseLearner, Progress
+from lpcfg_cli.learners.em import EMLearner, EMOptions
+from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.selection import DevSet, Patience
+from lpcfg_cli.training import TrainingData
+
+
+@dataclass(frozen=True)
+class SplitMergeOptions:
+    """Hyper-parameters of split-merge EM (see the module docstring)."""
+
+    cycles: int = hyper(5, "Split-merge: split-merge cycles; with --dev the best cycle is "
+                        "kept.", min=1)  # fmt: skip
+    merge: float = hyper(0.5, "Split-merge: fraction of the splits merged back in each "
+                         "cycle.", min=0.0, max=1.0)  # fmt: skip
+    max_states: int = hyper(16, "Split-merge: most latent states a symbol may reach (the "
+                            "parser pays for the largest).", min=1)  # fmt: skip
+    iterations: int = hyper(20, "EM iterations (split-merge: after each split; half as many "
+                            "after each merge).", min=0)  # fmt: skip
+    noise: float = hyper(0.1, "EM: relative random perturbation of the split PCFG it starts "
+                         "from.", min=0.0)  # fmt: skip
+    smoothing: float = hyper(0.01, "EM: weight pulling each state's rule distribution to the "
+                             "state average.", min=0.0, max=1.0)  # fmt: skip
+    tol: float = hyper(1e-5, "EM stops when the relative log-likelihood change is below this.",
+                       min=0.0)  # fmt: skip
+    seed: int = hyper(0, SEED_HELP, min=0)
+    patience: int = 1  # cycles without dev improvement before stopping
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+class SplitMergeLearner(BaseLearner):
+    """Split-merge EM from the treebank PCFG or a start model (see the module docstring)."""
+
+    method = "splitmerge"
+    Options = SplitMergeOptions
+    takes_start = True
+
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG:
+        opts, g = self.options, data.grammar
+        rng = np.random.default_rng(opts.seed)
+        model = start if start is not None else train_pcfg(g, data.bank, data.meta())
+        charts = TreeCharts.build(data.bank, g.n_symbols)
+        keep: Patience[LPCFG] = Patience(opts.patience)
+        history: list[dict[str, Any]] = []
+        for cycle in range(1, opts.cycles + 1):
+            t0 = time.perf_counter()
+            split, halves = split_states(model, opts.max_states, opts.noise, rng)
+            model = self._em(data, split, opts.iterations)
+            if halves.any():
+                loss, freq = merge_loss(model, charts, halves)
+                model = merge_states(model, halves, loss, freq, opts.merge)
+                model = self._em(data, model, opts.iterations // 2)
+            record: dict[str, Any] = {
+                "cycle": cycle, "states": int(model.states.sum()),
+                "max_states": model.max_states,
+                "train_loglik": model.meta["history"][-1]["train_loglik"]
+                if model.meta.get("history") else None,
+            }  # fmt: skip
+            if dev is not None:
+                record["dev_f1"] = round(dev.f1(model), 2)
+            record["seconds"] = round(time.perf_counter() - t0, 1)
+            history.append(record)
+            progress.report(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in record.items()))
+            keep.offer(record.get("dev_f1", cycle), model)
+            if dev is not None and keep.stop:
+                break
+        best = keep.best
+        assert best is not None
+        best.meta.update({**data.meta(), "method": self.method, self.method: to_dict(opts),
+                          "cycles": history, "selected_cycle": keep.best_index})  # fmt: skip
+        progress.report(f"selected cycle {keep.best_index} of {len(history)}")
+        return best
+
+    def _em(self, data: TrainingData, start: LPCFG, iterations: int) -> LPCFG:
+        opts = self.options
+        em = EMOptions(iterations=iterations, tol=opts.tol, smoothing=opts.smoothing)
+        return EMLearner(em).fit(data, start=start)
+
+
+def split_states(
+    model: LPCFG, max_states: int, noise: float, rng: np.random.Generator
+) -> tuple[LPCFG, np.ndarray]:
+    """Every state of every symbol with at most ``max_states / 2`` states split in two.
+
+    Returns the new model and ``halves`` ``(N, M')``: True at the first state of each split
+    pair (states ``h``, ``h + 1``), the candidates for merging back.
+    """
+    g, k = model.grammar, model.states
+    grow = 2 * k <= max_states
+    new = np.where(grow, 2 * k, k)
+    m_old, m_new = model.max_states, int(new.max())
+    to = np.zeros((g.n_symbols, m_old, m_new))  # state h -> its halves
+    halves = np.zeros((g.n_symbols, m_new), dtype=bool)
+    for a in range(g.n_symbols):
+        for h in range(k[a]):
+            if grow[a]:
+                to[a, h, 2 * h : 2 * h + 2] = 1.0
+                halves[a, 2 * h] = True
+            else:
+                to[a, h, h] = 1.0
+    child = to / np.maximum(to.sum(axis=2, keepdims=True), 1.0)  # halves share the mass
+    binary, lexical, root = _transform(model, to, child, m_new)
+    valid = np.arange(m_new)[None, :] < new[:, None]
+    binary *= 1.0 + noise * rng.uniform(-1, 1, size=binary.shape)
+    lexical *= 1.0 + noise * rng.uniform(-1, 1, size=lexical.shape)
+    binary, lexical = _normalise(g, binary, lexical, valid)
+    return LPCFG.from_padded(g, new, binary, lexical, root, model.coarse, model.form,
+                             dict(model.meta)), halves  # fmt: skip
+
+
+def merge_loss(
+    model: LPCFG, charts: TreeCharts, halves: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(loss, freq)``, both ``(N, M)``: the loss in training log-likelihood of merging each
+    pair ``(h, h + 1)`` with ``halves[a, h]`` back into one state (Petrov et al. 2006,
+    section 2.2), and each state's expected count in the training trees."""
+    g = model.grammar
+    lg = LatentGrammar.from_model(model, np.float64)
+    chart = charts.run(lg, outside=True)
+    alpha, beta = chart.alpha, chart.beta
+    post = alpha * beta
+    sym = charts.keys % g.n_symbols
+    m = alpha.shape[1]
+    freq = np.zeros((g.n_symbols, m))
+    np.add.at(freq, sym, post)
+    loss = np.zeros((g.n_symbols, m))
+    for h in range(0, m - 1):
+        rows = np.flatnonzero(halves[sym, h])
+        if not len(rows):
+            continue
+        a = sym[rows]
+        f1, f2 = freq[a, h], freq[a, h + 1]
+        p1 = np.divide(f1, f1 + f2, out=np.full(len(a), 0.5), where=f1 + f2 > 0)
+        a1, a2, b1, b2 = alpha[rows, h], alpha[rows, h + 1], beta[rows, h], beta[rows, h + 1]
+        total = post[rows].sum(axis=1)
+        merged = total - (a1 * b1 + a2 * b2) + (p1 * a1 + (1 - p1) * a2) * (b1 + b2)
+        ratio = np.clip(merged / np.where(total > 0, total, 1.0), 1e-300, None)
+        np.add.at(loss[:, h], a, -np.log(ratio))
+    return loss, freq
+
+
+def merge_states(
+    model: LPCFG, halves: np.ndarray, loss: np.ndarray, freq: np.ndarray, fraction: float
+) -> LPCFG:
+    """Merge back the ``fraction`` of split pairs whose merge loses least likelihood; a
+    merged parent distribution is the halves' mixed by their expected counts ``freq``."""
+    g = model.grammar
+    cand = np.argwhere(halves)
+    n = int(round(fraction * len(cand)))
+    chosen = cand[np.argsort(loss[halves], kind="stable")[:n]] if n else np.zeros((0, 2), int)
+    merged = np.zeros_like(halves)
+    merged[chosen[:, 0], chosen[:, 1]] = True
+    m_old = model.max_states
+    new = model.states - merged.sum(axis=1)
+    m_new = int(new.max())
+    child = np.zeros((g.n_symbols, m_old, m_new))
+    for a in range(g.n_symbols):
+        j = -1
+        for h in range(model.states[a]):
+            if not (h > 0 and merged[a, h - 1]):
+                j += 1
+            child[a, h, j] = 1.0
+    weight = child * (freq[:, :m_old, None] + 1e-12)
+    parent = weight / np.maximum(weight.sum(axis=1, keepdims=True), 1e-300)
+    binary, lexical, root = _transform(model, parent, child, m_new)
+    return LPCFG.from_padded(g, new, binary, lexical, root, model.coarse, model.form,
+                             dict(model.meta))  # fmt: skip
+
+
+def _transform(
+    model: LPCFG, parent: np.ndarray, child: np.ndarray, m_new: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Padded parameters under per-symbol state maps: ``parent[a]`` ``(M, M')`` mixes parent
+    states (its columns' weights), ``child[a]`` maps child states (sums)."""
+    g = model.grammar
+    m = model.max_states
+    t = model.padded_binary().reshape(g.n_binary, m, m, m)
+    a, b, c = g.binary[:, 0], g.binary[:, 1], g.binary[:, 2]
+    t = np.einsum("rhij,rhx->rxij", t, parent[a], optimize=True)
+    t = np.einsum("rxij,riy->rxyj", t, child[b], optimize=True)
+    t = np.einsum("rxyj,rjz->rxyz", t, child[c], optimize=True)
+    lexical = np.einsum("lh,lhx->lx", model.padded_lexical(), parent[g.lexical[:, 0]])
+    root = np.einsum("ah,ahx->ax", model.padded_root(), child)
+    return t.reshape(g.n_binary, m_new, m_new * m_new), lexical, root
+
+
+def _normalise(
+    g: Grammar, binary: np.ndarray, lexical: np.ndarray, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each (symbol, state)'s rules and words rescaled to sum to one."""
+    total = np.zeros(valid.shape)
+    np.add.at(total, g.binary[:, 0], binary.sum(axis=2))
+    np.add.at(total, g.lexical[:, 0], lexical)
+    total = np.where(total > 0, total, 1.0)
+    return binary / total[g.binary[:, 0]][:, :, None], lexical / total[g.lexical[:, 0]]
