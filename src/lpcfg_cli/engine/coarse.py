@@ -110,8 +110,8 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob)
     length: the end-major rows of ``j`` that every span of the column reads stay in cache
     (2.4 s -> 1.7 s on the 249-word sentence). The charts are packed (row ``(i, b)`` holds
     the ``n - i`` ends after ``i``): four of ``N n (n + 1) / 2`` doubles, 51 MB each for that
-    sentence; the pass's peak rose from 145 MB to 195 MB (pages never written stay
-    unmapped), below the latent pass's: the parse's peak stays at 504 MB. Nothing loops over
+    sentence; the pass's peak rose from 145 MB to 200 MB (pages never written stay
+    unmapped), the whole parse's from 454 MB to 513 MB. Nothing loops over
     all ``N`` symbols per span: the symbols present at a start, at an end and in a span are
     listed as they appear (with the ``--vertical 2 --horizontal 2`` grammar, 2,664 symbols,
     loops over all of them made the test split 1.5 times slower than the old kernel).
