@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.model import LPCFG
@@ -48,37 +48,10 @@ STATES_HELP = ("Latent states per nonterminal (upper bound where a method adapts
                "with --dev also takes a comma-separated grid, e.g. 8,16,24,32.")  # fmt: skip
 
 
-class Learner(Protocol):
-    """What ``registry`` holds for each method."""
-
-    method: ClassVar[str]
-    takes_dev: ClassVar[bool]  # whether ``dev`` can change the model
-    takes_start: ClassVar[bool]  # whether ``start`` is accepted
-    options: Any
-
-    def fit(
-        self,
-        data: TrainingData,
-        dev: DevSet | None = None,
-        start: LPCFG | None = None,
-        progress: Progress = SILENT,
-    ) -> LPCFG: ...
-
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
-        """Hyper-parameters that cannot change the model of a fit with (``dev``) or without
-        dev trees and from a start model (``start`` says where it comes from, e.g. "with
-        --init") or not: name -> why, for the command line's warnings."""
-        ...
-
-    def check(self, dev: bool) -> None:
-        """Raise ``LpcfgError`` if these options cannot be fitted with(out) dev trees (so a
-        command line fails before reading any data)."""
-        ...
-
-
-class BaseLearner:
-    """What learners share: built from ``Options`` (a frozen dataclass; defaults when
-    None), no inert options and no combination to refuse unless they say otherwise."""
+class Learner:
+    """The protocol every learner follows, and what they share: built from ``Options`` (a
+    frozen dataclass; its defaults when None); ``fit`` checks what every learner checks and
+    runs the method's ``_fit``; ``inert`` and ``check`` say nothing unless overridden."""
 
     method: ClassVar[str]
     Options: ClassVar[type]
@@ -88,19 +61,36 @@ class BaseLearner:
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
 
+    def fit(
+        self,
+        data: TrainingData,
+        dev: DevSet | None = None,
+        start: LPCFG | None = None,
+        progress: Progress = SILENT,
+    ) -> LPCFG:
+        """The model of ``data`` (see the module docstring); checks what every learner
+        checks, then runs the method's own ``_fit``."""
+        if start is not None and not self.takes_start:
+            raise LpcfgError(f"the {self.method} learner does not start from a model")
+        self.check(dev is not None)
+        return self._fit(data, dev, start, progress)
+
+    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
+             progress: Progress) -> LPCFG:  # fmt: skip
+        raise NotImplementedError
+
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        """Hyper-parameters that cannot change the model of a fit with (``dev``) or without
+        dev trees and from a start model (``start`` says where it comes from, e.g. "with
+        --init") or not: name -> why, for the command line's warnings."""
         return {}
 
     def check(self, dev: bool) -> None:
-        pass
+        """Raise ``LpcfgError`` if these options cannot be fitted with(out) dev trees (so a
+        command line fails before reading any data)."""
 
 
-def refuse_start(learner: Learner, start: LPCFG | None) -> None:
-    if start is not None:
-        raise LpcfgError(f"the {learner.method} learner does not start from a model")
-
-
-class Chain:
+class Chain(Learner):
     """Learners fitted in turn, each from the previous one's model (``pivot+em``)."""
 
     takes_dev = True
@@ -113,16 +103,10 @@ class Chain:
         self.learners = learners
         self.options = tuple(lr.options for lr in learners)
 
-    def fit(
-        self,
-        data: TrainingData,
-        dev: DevSet | None = None,
-        start: LPCFG | None = None,
-        progress: Progress = SILENT,
-    ) -> LPCFG:
+    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
+             progress: Progress) -> LPCFG:  # fmt: skip
         """Each learner from the previous one's model; the steps before the last are kept
         in the model's metadata under ``chain``."""
-        refuse_start(self, start)
         model, steps = None, []
         for learner in self.learners:
             if model is not None:

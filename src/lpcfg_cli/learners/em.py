@@ -36,7 +36,7 @@ from lpcfg_cli.engine.trees import TreeCharts, expected_counts, log_probabilitie
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import SEED_HELP, SILENT, STATES_HELP, BaseLearner, Progress
+from lpcfg_cli.learners.base import SEED_HELP, STATES_HELP, Learner, Progress
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.split import split_model
 from lpcfg_cli.model import LPCFG
@@ -166,7 +166,7 @@ def _lexical_mass(grammar: Grammar, lexical: np.ndarray) -> np.ndarray:
     return mass[grammar.lexical[:, 0]]
 
 
-class EMLearner(BaseLearner):
+class EMLearner(Learner):
     """EM from the split treebank PCFG or from a start model (see the module docstring)."""
 
     method = "em"
@@ -183,13 +183,8 @@ class EMLearner(BaseLearner):
             out["dev_f1_every"] = "without --dev (it sets how often dev F1 is computed)"
         return out
 
-    def fit(
-        self,
-        data: TrainingData,
-        dev: DevSet | None = None,
-        start: LPCFG | None = None,
-        progress: Progress = SILENT,
-    ) -> LPCFG:
+    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
+             progress: Progress) -> LPCFG:  # fmt: skip
         """EM on ``data``'s trees; returns the selected iteration's model."""
         opts, grammar, bank = self.options, data.grammar, data.bank
         pcfg = train_pcfg(grammar, bank, {})

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
-from lpcfg_cli.learners.base import SILENT, BaseLearner, Progress, refuse_start
+from lpcfg_cli.learners.base import Learner, Progress
 from lpcfg_cli.model import LPCFG, PCFGParams
 from lpcfg_cli.selection import DevSet
 from lpcfg_cli.training import TrainingData
@@ -80,7 +80,7 @@ class PCFGOptions:
     """The treebank PCFG has no hyper-parameters (smoothing comes from the lexicon)."""
 
 
-class PCFGLearner(BaseLearner):
+class PCFGLearner(Learner):
     """Relative frequencies of the training trees (deterministic; nothing to select)."""
 
     method = "pcfg"
@@ -93,12 +93,6 @@ class PCFGLearner(BaseLearner):
             "seed": "with --method pcfg (it is deterministic)",
         }
 
-    def fit(
-        self,
-        data: TrainingData,
-        dev: DevSet | None = None,
-        start: LPCFG | None = None,
-        progress: Progress = SILENT,
-    ) -> LPCFG:
-        refuse_start(self, start)
+    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
+             progress: Progress) -> LPCFG:  # fmt: skip
         return train_pcfg(data.grammar, data.bank, data.meta())

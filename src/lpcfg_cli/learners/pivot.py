@@ -44,11 +44,9 @@ from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners.base import (
     SEED_HELP,
-    SILENT,
     STATES_HELP,
-    BaseLearner,
+    Learner,
     Progress,
-    refuse_start,
 )
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
 from lpcfg_cli.learners.linalg import truncated_svd
@@ -450,20 +448,14 @@ class PivotEstimator:
                      pcfg.coarse, "probabilistic", {})  # fmt: skip
 
 
-class PivotLearner(BaseLearner):
+class PivotLearner(Learner):
     """The pivot learner (Cohen & Collins 2014); with dev trees, its dev F1 is recorded."""
 
     method = "pivot"
     Options = PivotOptions
 
-    def fit(
-        self,
-        data: TrainingData,
-        dev: DevSet | None = None,
-        start: LPCFG | None = None,
-        progress: Progress = SILENT,
-    ) -> LPCFG:
-        refuse_start(self, start)
+    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
+             progress: Progress) -> LPCFG:  # fmt: skip
         if data.originals is None:
             raise LpcfgError("the pivot learner needs the original training trees")
         t0 = time.perf_counter()

@@ -48,11 +48,9 @@ from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners.base import (
     SEED_HELP,
-    SILENT,
     STATES_HELP,
-    BaseLearner,
+    Learner,
     Progress,
-    refuse_start,
 )
 from lpcfg_cli.learners.features import (
     INSIDE,
@@ -268,7 +266,7 @@ class SpectralEstimator:
         model.lexical[:] = moment[width]  # row-major: rule by rule, as the flat layout
 
 
-class SpectralLearner(BaseLearner):
+class SpectralLearner(Learner):
     """The spectral learner; with dev trees, the best of its ``states`` grid (one SVD per
     nonterminal serves the whole grid: a smaller ``m`` keeps leading directions)."""
 
@@ -285,15 +283,8 @@ class SpectralLearner(BaseLearner):
         if len(self.options.states) > 1 and not dev:
             raise LpcfgError("a --states grid needs --dev to choose among its values")
 
-    def fit(
-        self,
-        data: TrainingData,
-        dev: DevSet | None = None,
-        start: LPCFG | None = None,
-        progress: Progress = SILENT,
-    ) -> LPCFG:
-        refuse_start(self, start)
-        self.check(dev is not None)
+    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
+             progress: Progress) -> LPCFG:  # fmt: skip
         opts, g = self.options, data.grammar
         if data.originals is None:
             raise LpcfgError("the spectral learner needs the original training trees")

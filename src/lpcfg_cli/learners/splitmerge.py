@@ -36,7 +36,7 @@ from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.trees import TreeCharts
 from lpcfg_cli.grammar import Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import SEED_HELP, SILENT, BaseLearner, Progress
+from lpcfg_cli.learners.base import SEED_HELP, Learner, Progress
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model import LPCFG
@@ -69,20 +69,15 @@ class SplitMergeOptions:
         check(self)
 
 
-class SplitMergeLearner(BaseLearner):
+class SplitMergeLearner(Learner):
     """Split-merge EM from the treebank PCFG or a start model (see the module docstring)."""
 
     method = "splitmerge"
     Options = SplitMergeOptions
     takes_start = True
 
-    def fit(
-        self,
-        data: TrainingData,
-        dev: DevSet | None = None,
-        start: LPCFG | None = None,
-        progress: Progress = SILENT,
-    ) -> LPCFG:
+    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
+             progress: Progress) -> LPCFG:  # fmt: skip
         opts, g = self.options, data.grammar
         rng = np.random.default_rng(opts.seed)
         model = start if start is not None else train_pcfg(g, data.bank, data.meta())
