@@ -162,6 +162,7 @@ def test_quiet_on_every_subcommand(d, tmp_path):
         "train": ["train", "--method", "em", "--states", "2", "--iterations", "2",
                   "--dev", d / "t.mrg", d / "t.mrg", "-o", tmp_path / "m.npz"],
         "parse": ["parse", d / "pcfg.npz", d / "x.txt", "--progress"],
+        "bundle": ["bundle", d / "pcfg.npz", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
     }  # fmt: skip

@@ -21,7 +21,7 @@ import click
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import read_text
 
-SUBCOMMANDS = ("binarize", "train", "parse", "evaluate", "sample")
+SUBCOMMANDS = ("binarize", "train", "bundle", "parse", "evaluate", "sample")
 
 
 def option_keys(command: click.Command) -> dict[str, click.Option]:

@@ -18,7 +18,7 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO
 
 from lpcfg_cli.errors import LpcfgError
@@ -194,11 +194,21 @@ def _writes_through(target: str) -> bool:
     return False
 
 
-def check_output(path: str | os.PathLike[str]) -> None:
-    """Refuse now what ``atomic_output(path)`` would refuse when opened, so that a command
-    can check its outputs before a long computation (nothing is created or opened)."""
-    if str(path) != "-":
-        _writes_through(os.fspath(path))
+def check_output(
+    path: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str] | None] = ()
+) -> None:
+    """Refuse now what ``atomic_output(path)`` would refuse when opened, and an output that
+    is one of the run's ``inputs`` (it would be overwritten), so that a command can check
+    its outputs before a long computation (nothing is created or opened)."""
+    if str(path) == "-":
+        return
+    _writes_through(os.fspath(path))
+    if os.path.exists(path):
+        for other in inputs:
+            if other and str(other) != "-" and os.path.exists(other) \
+                    and os.path.samefile(other, path):  # fmt: skip
+                raise LpcfgError(f"-o {path} is also an input of this run: it would be "
+                                 "overwritten")  # fmt: skip
 
 
 @contextlib.contextmanager

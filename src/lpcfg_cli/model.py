@@ -97,6 +97,9 @@ class LPCFG:
     coarse: PCFGParams
     form: str = "probabilistic"
     meta: dict[str, Any] = field(default_factory=dict)
+    # Further models over the same grammar and coarse PCFG, combined with this one at parse
+    # time (a product of grammars, Petrov 2010); empty for a single model.
+    members: tuple[LPCFG, ...] = ()
 
     def __post_init__(self) -> None:
         self.states = np.asarray(self.states, dtype=np.int64)
@@ -144,6 +147,28 @@ class LPCFG:
     def root_vector(self, a: int) -> np.ndarray:
         """View ``(m_a,)`` of symbol ``a``'s root parameters."""
         return self.root[self.root_offsets[a] : self.root_offsets[a + 1]]
+
+    def bundle(self, *others: LPCFG) -> LPCFG:
+        """This model and ``others`` as one model file (an ensemble parsed as a product of
+        grammars); they must share the grammar and the coarse PCFG (same training trees and
+        binarization)."""
+        parts = [*((self,) + self.members), *(m for o in others for m in (o, *o.members))]
+        for other in parts[1:]:
+            same = (other.grammar.symbols == self.grammar.symbols
+                    and other.grammar.words == self.grammar.words
+                    and np.array_equal(other.grammar.binary, self.grammar.binary)
+                    and np.array_equal(other.grammar.lexical, self.grammar.lexical)
+                    and np.array_equal(other.coarse.binary, self.coarse.binary)
+                    and np.array_equal(other.coarse.lexical, self.coarse.lexical))  # fmt: skip
+            if not same:
+                raise LpcfgError("the models of an ensemble must be trained on the same trees "
+                                 "with the same binarization (their grammars differ)")  # fmt: skip
+        first = parts[0]
+        meta = {**first.meta, "ensemble": [m.meta.get("method") for m in parts]}
+        return LPCFG(first.grammar, first.states, first.binary, first.lexical, first.root,
+                     first.coarse, first.form, meta, tuple(
+                         LPCFG(m.grammar, m.states, m.binary, m.lexical, m.root, m.coarse,
+                               m.form, m.meta) for m in parts[1:]))  # fmt: skip
 
     def padded_binary(self) -> np.ndarray:
         """``(R, M, M * M)`` rule tensors, zero beyond each symbol's states."""
@@ -203,6 +228,8 @@ class LPCFG:
             "grammar": self.grammar.to_json(),
             **{k: v for k, v in self.meta.items() if k not in ("format", "grammar", "form")},
         }
+        if self.members:
+            meta["members"] = [{"form": m.form, **without_timings(m.meta)} for m in self.members]
         arrays = {
             "meta_json": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
             "rules_binary": self.grammar.binary,
@@ -215,6 +242,9 @@ class LPCFG:
             "coarse_lexical": self.coarse.lexical,
             "coarse_root": self.coarse.root,
         }
+        for i, m in enumerate(self.members):
+            arrays.update({f"member{i}_{k}": getattr(m, k)
+                           for k in ("states", "binary", "lexical", "root")})  # fmt: skip
         with atomic_output(path, "wb") as fh:
             _write_npz(fh, arrays)
 
@@ -248,7 +278,17 @@ class LPCFG:
             coarse = PCFGParams(
                 arrays["coarse_binary"], arrays["coarse_lexical"], arrays["coarse_root"]
             )
-            extra = {k: v for k, v in meta.items() if k not in ("grammar", "form")}
+            extra = {k: v for k, v in meta.items() if k not in ("grammar", "form", "members")}
+            members = tuple(
+                cls(grammar, arrays[f"member{i}_states"],
+                    np.asarray(arrays[f"member{i}_binary"], dtype=np.float64),
+                    np.asarray(arrays[f"member{i}_lexical"], dtype=np.float64),
+                    np.asarray(arrays[f"member{i}_root"], dtype=np.float64), coarse,
+                    form=str(m.get("form")), meta={k: v for k, v in m.items() if k != "form"})
+                for i, m in enumerate(meta.get("members", []))
+            )  # fmt: skip
+            for member in members:
+                member.validate()
             model = cls(
                 grammar,
                 arrays["states"],
@@ -258,6 +298,7 @@ class LPCFG:
                 coarse,
                 form=str(meta.get("form")),
                 meta=extra,
+                members=members,
             )
             model.validate()
         except LpcfgError as exc:

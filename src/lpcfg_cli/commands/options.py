@@ -48,6 +48,17 @@ def output_option(what: str) -> Callable[[Any], Any]:
     )
 
 
+def model_output_option(what: str) -> Callable[[Any], Any]:
+    """``-o/--output FILE``, required: where a model goes (``-`` for stdout)."""
+    return click.option(
+        "-o",
+        "--output",
+        required=True,
+        type=click.Path(dir_okay=False, allow_dash=True),
+        help=f"{what} to write (.npz; written atomically).",
+    )
+
+
 seed_option = click.option(
     "--seed",
     type=click.IntRange(min=0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import click
 
@@ -56,9 +57,8 @@ def command(
     input: str,
     output: str,
     input_kind: str,
-    prune: float,
     jobs: int,
-    max_length: int | None,
+    **options: Any,
 ) -> None:
     """Parse sentences from INPUT (default stdin) with MODEL.
 
@@ -82,7 +82,7 @@ def command(
     check_output(output)
     lpcfg = LPCFG.load(model)
     sentences = _read_sentences(input, input_kind)
-    stream = StreamParser(lpcfg, ParserOptions(prune=prune, max_length=max_length), jobs=jobs)
+    stream = StreamParser(lpcfg, ParserOptions(**options), jobs=jobs)
     bar = progress_bar(desc="parse", unit="sent")
     # Trees are written as their blocks finish: the first lines appear before the input
     # ends, memory stays flat, and a file given with -o still appears only when complete.

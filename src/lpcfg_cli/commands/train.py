@@ -18,6 +18,7 @@ from lpcfg_cli.commands.options import (
     binarization_options,
     given,
     hyper_options,
+    model_output_option,
     progress_bar,
     progress_option,
     report,
@@ -46,13 +47,7 @@ def _warn(err: LpcfgError) -> None:
 @click.command(name="train")
 @config_option
 @click.argument("treebank", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Model file to write (.npz; written atomically).",
-)
+@model_output_option("Model file")
 @click.option(
     "--method",
     type=click.Choice(list(METHODS)),
@@ -149,13 +144,7 @@ def _check_files(
 ) -> LPCFG | None:
     """Check the output and read the small inputs before any work, so that a typo cannot
     cost a long run; returns the --init model."""
-    check_output(output)
-    inputs = [p for p in (*treebank, dev, init) if p and p != "-"]
-    if output != "-" and os.path.exists(output):
-        for path in inputs:
-            if os.path.exists(path) and os.path.samefile(path, output):
-                raise LpcfgError(f"-o {output} is also an input of this run: it would be "
-                                 "overwritten")  # fmt: skip
+    check_output(output, [*treebank, dev, init])
     for path in treebank:
         if path != "-" and not os.path.exists(path):
             raise LpcfgError("no such file", source=display_name(path))

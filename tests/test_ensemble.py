@@ -1,0 +1,69 @@
+"""Ensembles (`lpcfg bundle`): several models parsed as a product of grammars."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.model import LPCFG
+from lpcfg_cli.parser import Parser, ParserOptions, combine
+from lpcfg_cli.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.trees import format_tree, leaves
+from tests.support import fit_em, invoke
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ensemble")
+    truth = random_lpcfg(n_inter=4, n_pre=4, n_words=20, states=2, rules_per_symbol=4,
+                         words_per_tag=6, seed=9, concentration=0.5)  # fmt: skip
+    trees = sample_trees(truth, 340, seed=10)
+    grammar, bank = build_grammar(trees[:300])
+    for seed in (1, 2):
+        fit_em(grammar, bank, states=2, iterations=3, seed=seed).save(d / f"em{seed}.npz")
+    (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in trees[300:]))
+    other, other_bank = build_grammar(trees[:100])
+    fit_em(other, other_bank, states=2, iterations=1).save(d / "other.npz")
+    return d
+
+
+def _trees(model: LPCFG, d, how: str = "product") -> list[str]:
+    sentences = [line.split() for line in (d / "test.txt").read_text().splitlines()]
+    return [format_tree(r.tree) for r in Parser(model, ParserOptions(combine=how)).parse(sentences)]
+
+
+def test_a_bundle_of_a_model_with_itself_parses_as_the_model(models):
+    one = LPCFG.load(models / "em1.npz")
+    twice = one.bundle(LPCFG.load(models / "em1.npz"))
+    for how in ("product", "mean"):
+        assert _trees(twice, models, how) == _trees(one, models, how)
+
+
+def test_bundle_command_round_trip_and_parse(models, tmp_path):
+    out = tmp_path / "x2.npz"
+    res = invoke("bundle", models / "em1.npz", models / "em2.npz", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    both = LPCFG.load(out)
+    assert len(both.members) == 1
+    np.testing.assert_array_equal(both.members[0].binary, LPCFG.load(models / "em2.npz").binary)
+    assert both.meta["ensemble"] == ["em", "em"]
+    parsed = invoke("parse", out, models / "test.txt", "--no-progress")
+    assert parsed.exit_code == 0 and len(parsed.stdout.splitlines()) == 40
+    # Two different models vote: the ensemble's trees are not simply one model's.
+    ens = _trees(both, models)
+    assert ens != _trees(LPCFG.load(models / "em1.npz"), models) or \
+        ens != _trees(LPCFG.load(models / "em2.npz"), models)  # fmt: skip
+
+
+def test_bundle_refuses_models_of_other_trees(models, tmp_path):
+    res = invoke("bundle", models / "em1.npz", models / "other.npz", "-o", tmp_path / "x.npz")
+    assert res.exit_code == 2 and "same trees" in res.stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_combine():
+    a, b = np.array([0.5, 0.0, -0.4]), np.array([0.5, 0.9, 0.1])
+    np.testing.assert_allclose(combine([a, b], "mean"), [0.5, 0.45, 0.25])
+    np.testing.assert_allclose(combine([a, b], "product"), [0.5, 0.0, 0.2])
+    assert combine([a], "product") is a
