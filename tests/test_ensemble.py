@@ -67,3 +67,23 @@ def test_combine():
     np.testing.assert_allclose(combine([a, b], "mean"), [0.5, 0.45, 0.25])
     np.testing.assert_allclose(combine([a, b], "product"), [0.5, 0.0, 0.2])
     assert combine([a], "product") is a
+
+
+def test_train_ensemble_bundles_seeds(models, tmp_path):
+    """`train --ensemble 2` trains seeds S and S+1 and writes one model file with both; a
+    method without random choices is refused before any work."""
+    from tests.support import synthetic_treebank
+
+    trees = synthetic_treebank(tmp_path, 200, 10)
+    (tmp_path / "t.mrg").write_text("".join(format_tree(t) + "\n" for t in trees))
+    out = tmp_path / "x.npz"
+    res = invoke("train", "-q", "--method", "em", "--states", "2", "--iterations", "2",
+                 "--ensemble", "2", "--seed", "3", tmp_path / "t.mrg", "-o", out)  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    both = LPCFG.load(out)
+    assert len(both.members) == 1
+    assert both.meta["em"]["seed"] == 3 and both.members[0].meta["em"]["seed"] == 4
+    assert not np.allclose(both.binary, both.members[0].binary)
+    bad = invoke("train", "--method", "pcfg", "--ensemble", "2", tmp_path / "t.mrg", "-o",
+                 tmp_path / "p.npz")  # fmt: skip
+    assert bad.exit_code == 2 and "--ensemble needs a method with random choices" in bad.stderr

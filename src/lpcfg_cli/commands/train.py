@@ -31,7 +31,9 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import check_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Chain, Learner, Progress
+from lpcfg_cli.learners.ensemble import EnsembleOptions
 from lpcfg_cli.learners.registry import METHODS
+from lpcfg_cli.learners.registry import learner as build
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet
 from lpcfg_cli.training import prepare
@@ -83,6 +85,7 @@ def _warn(err: LpcfgError) -> None:
     help="Words seen at most this often become unknown-word signatures.",
 )
 @hyper_options(OWNERS)
+@hyper_options([("train", EnsembleOptions, {})])
 @skip_bad_option
 @progress_option
 @click.pass_context
@@ -99,6 +102,7 @@ def command(
     factor: str,
     rare: int,
     skip_bad: bool,
+    ensemble: int,
     **hyper: Any,
 ) -> None:
     """Learn a model from PTB TREEBANK files (normalised and binarized as `binarize` does).
@@ -120,7 +124,7 @@ def command(
           data/train.mrg -o pivot_em16.npz
     """
     spec = METHODS[method]
-    learner = spec.build(**{k: v for k, v in hyper.items() if spec.uses(k)})
+    learner = build(method, ensemble, **{k: v for k, v in hyper.items() if spec.uses(k)})
     _check_unused(ctx, method, learner, dev, init)
     learner.check(dev is not None)
     options = BinarizeOptions(horizontal=horizontal, vertical=vertical, factor=factor)

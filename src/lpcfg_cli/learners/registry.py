@@ -17,6 +17,7 @@ from typing import Any
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.learners.base import Chain, Learner
 from lpcfg_cli.learners.em import EMLearner
+from lpcfg_cli.learners.ensemble import Ensemble
 from lpcfg_cli.learners.pcfg import PCFGLearner
 from lpcfg_cli.learners.pivot import PivotLearner
 from lpcfg_cli.learners.spectral import SpectralLearner
@@ -80,8 +81,17 @@ METHODS: dict[str, Method] = {m.name: m for m in (
 )}  # fmt: skip
 
 
-def learner(method: str, **values: Any) -> Learner:
-    """The learner of ``method`` (a key of ``METHODS``) with these hyper-parameters."""
+def learner(method: str, ensemble: int = 1, **values: Any) -> Learner:
+    """The learner of ``method`` (a key of ``METHODS``) with these hyper-parameters; with
+    ``ensemble`` N > 1, N of them with seeds ``seed, seed + 1, ...`` bundled into one model."""
     if method not in METHODS:
         raise LpcfgError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
-    return METHODS[method].build(**values)
+    spec = METHODS[method]
+    if ensemble == 1:
+        return spec.build(**values)
+    if not spec.uses("seed"):
+        raise LpcfgError(f"--ensemble needs a method with random choices (--method {method} "
+                         "gives the same model for every seed)")  # fmt: skip
+    seed = values.get("seed") or 0
+    members = [spec.build(**{**values, "seed": seed + i}) for i in range(ensemble)]
+    return Ensemble(method, members)
