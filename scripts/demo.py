@@ -38,8 +38,13 @@ AVAILABLE = ["pcfg", "em", "spectral", "pivot", "pivot+em"]
 # The shipped config of each method's standard experiment (the issues' acceptance runs);
 # the demo only points --dev and --jobs at its own data and settings.
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-TRAIN_CONFIG = {"pcfg": "standard", "em": "em16", "spectral": "spectral16", "pivot": "pivot16",
-                "pivot+em": "pivot_em16"}  # fmt: skip
+TRAIN_CONFIG = {
+    "pcfg": "standard",
+    "em": "em16",
+    "spectral": "spectral16",
+    "pivot": "pivot16",
+    "pivot+em": "pivot_em16",
+}
 
 
 def train_args(method: str, data: Path, jobs: str) -> list[str]:
@@ -55,8 +60,10 @@ def train_args(method: str, data: Path, jobs: str) -> list[str]:
 
 
 GET_SAMPLE = "python -m nltk.downloader treebank"
-SYNTHETIC_SOURCE = ("SYNTHETIC treebank (2000 train / 300 dev / 300 test trees sampled from a "
-                    "random L-PCFG, seed 1), not English")  # fmt: skip
+SYNTHETIC_SOURCE = (
+    "SYNTHETIC treebank (2000 train / 300 dev / 300 test trees sampled from a "
+    "random L-PCFG, seed 1), not English"
+)
 LABEL = "[synthetic] "  # starts every line of a synthetic run's logs
 
 
@@ -79,8 +86,11 @@ def choose_data(data: Path, synthetic_data: Path) -> Data:
         split = standard_split()
     except LpcfgError as err:
         reason = err.message if GET_SAMPLE in err.message else f"{err} (get it: `{GET_SAMPLE}`)"
-        print(f"demo: {reason}; running on a SYNTHETIC treebank in {synthetic_data} instead, "
-              "whose figures say nothing about English parsing", file=sys.stderr)  # fmt: skip
+        print(
+            f"demo: {reason}; running on a SYNTHETIC treebank in {synthetic_data} instead, "
+            "whose figures say nothing about English parsing",
+            file=sys.stderr,
+        )
         return Data(synthetic_data, write_synthetic(synthetic_data), synthetic=True)
     write_split(split, data)
     return Data(data, STANDARD_SOURCE, synthetic=False)
@@ -91,8 +101,9 @@ def write_synthetic(folder: Path) -> str:
     if folder_source(folder) == SYNTHETIC_SOURCE:
         return SYNTHETIC_SOURCE
     folder.mkdir(parents=True, exist_ok=True)
-    grammar = random_lpcfg(n_inter=8, n_pre=8, n_words=200, states=2, rules_per_symbol=5,
-                           words_per_tag=40, seed=1)  # fmt: skip
+    grammar = random_lpcfg(
+        n_inter=8, n_pre=8, n_words=200, states=2, rules_per_symbol=5, words_per_tag=40, seed=1
+    )
     trees = sample_trees(grammar, 2600, seed=2)
     parts = {"train": trees[:2000], "dev": trees[2000:2300], "test": trees[2300:]}
     for name, part in parts.items():
@@ -146,8 +157,10 @@ def table(data: Data, rows: list[tuple[str, float, float, float, float]], jobs: 
     tag = " (SYNTHETIC)" if data.synthetic else ""
     title = f"Data: {data.source}; parse with --jobs {jobs}"
     if data.synthetic:
-        title = ("SYNTHETIC DATA, not the Penn Treebank: these figures only show that the "
-                 f"pipeline runs (get the real data: `{GET_SAMPLE}`).\n\n{title}")  # fmt: skip
+        title = (
+            "SYNTHETIC DATA, not the Penn Treebank: these figures only show that the "
+            f"pipeline runs (get the real data: `{GET_SAMPLE}`).\n\n{title}"
+        )
     lines = [
         title,
         "",
@@ -158,16 +171,20 @@ def table(data: Data, rows: list[tuple[str, float, float, float, float]], jobs: 
     for method, f1, strict, train_s, rate in rows:
         opts = " ".join(train_args(method, data.folder, jobs))
         opts = f"`{opts}`" if opts else "(defaults)"
-        lines.append(f"| {method}{tag} | {opts} | {f1:.2f} | {strict:.2f} | {train_s:.1f} | "
-                     f"{rate:.1f} |")  # fmt: skip
+        lines.append(
+            f"| {method}{tag} | {opts} | {f1:.2f} | {strict:.2f} | {train_s:.1f} | {rate:.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="data", help="Folder of the standard split.")
-    ap.add_argument("--synthetic-data", default="data-synthetic",
-                    help="Folder of the synthetic treebank, used without the sample.")  # fmt: skip
+    ap.add_argument(
+        "--synthetic-data",
+        default="data-synthetic",
+        help="Folder of the synthetic treebank, used without the sample.",
+    )
     ap.add_argument("--models", default="models")
     ap.add_argument("--out", default="out")
     ap.add_argument("--jobs", default="2")
@@ -187,15 +204,33 @@ def main() -> int:
     for method in args.methods.split(","):
         model = models / f"{method.replace('+', '_')}.npz"
         extra = train_args(method, folder, args.jobs)
-        train_s = lpcfg("train", *extra, str(folder / "train.mrg"), "-o",
-                        str(model), label=label)  # fmt: skip
+        train_s = lpcfg("train", *extra, str(folder / "train.mrg"), "-o", str(model), label=label)
         parsed = out / f"{method.replace('+', '_')}.test.parsed"
-        parse_s = lpcfg("parse", str(model), str(folder / "test.txt"), "-o", str(parsed),
-                        "--jobs", args.jobs, "--no-progress", label=label)  # fmt: skip
+        parse_s = lpcfg(
+            "parse",
+            str(model),
+            str(folder / "test.txt"),
+            "-o",
+            str(parsed),
+            "--jobs",
+            args.jobs,
+            "--no-progress",
+            label=label,
+        )
         report = subprocess.run(
-            [sys.executable, "-m", "lpcfg_cli", "evaluate", "--json", str(folder / "test.mrg"),
-             str(parsed)], capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "lpcfg_cli",
+                "evaluate",
+                "--json",
+                str(folder / "test.mrg"),
+                str(parsed),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         fig = json.loads(report.stdout)["all"]
         rows.append((method, fig["fmeasure"], fig["strict_fmeasure"], train_s, n_test / parse_s))
     text = table(data, rows, args.jobs)

@@ -24,8 +24,9 @@ from lpcfg_cli.trees import ROOT_LABELS, format_tree, standard_split, words
 # A data folder's provenance line: what `make demo` reports, and how it tells real data from
 # anything else left in the folder (an older demo put a synthetic treebank in data/).
 SOURCE_FILE = "source.txt"
-STANDARD_SOURCE = ("NLTK Penn Treebank sample, standard split (train wsj_0001-0149, "
-                   "dev 0150-0174, test 0175-0199)")  # fmt: skip
+STANDARD_SOURCE = (
+    "NLTK Penn Treebank sample, standard split (train wsj_0001-0149, dev 0150-0174, test 0175-0199)"
+)
 PARTS = ("train.mrg", "dev.mrg", "dev.txt", "test.mrg", "test.txt")
 
 

@@ -41,11 +41,13 @@ def lpcfg(*args: Any) -> list[str]:
     return [sys.executable, "-m", "lpcfg_cli", *(str(a) for a in args)]
 
 
-def run(*args: Any, stdin: str | None = None, cwd: Path | None = None,
-        timeout: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def run(
+    *args: Any, stdin: str | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run the command line in a subprocess: its real exit status, stdout and stderr."""
-    return subprocess.run(lpcfg(*args), input=stdin, capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        lpcfg(*args), input=stdin, capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
 
 
 def invoke(*args: Any, stdin: str | bytes | None = None):
@@ -56,8 +58,12 @@ def invoke(*args: Any, stdin: str | bytes | None = None):
 # --- brute-force enumeration ----------------------------------------------------------------
 
 
-def binary_trees(i: int, j: int, leaf: Callable[[int], Iterator],
-                 join: Callable[[int, int, int, Any, Any], Iterator]) -> Iterator:  # fmt: skip
+def binary_trees(
+    i: int,
+    j: int,
+    leaf: Callable[[int], Iterator],
+    join: Callable[[int, int, int, Any, Any], Iterator],
+) -> Iterator:
     """Every binary tree over the span [i, j): ``leaf(i)`` yields the trees of the word at
     ``i``; ``join(i, k, j, left, right)`` yields those made of a tree over [i, k) and one
     over [k, j) (none if they cannot be joined)."""
@@ -188,8 +194,9 @@ def synthetic_treebank(d: Path, n_train: int, n_test: int) -> list[Tree]:
     """Trees sampled from a fixed random 2-state L-PCFG (the latent pass has work to do):
     ``test.txt`` and ``test.mrg`` in ``d`` hold the last ``n_test``; returns the first
     ``n_train``."""
-    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
-                         words_per_tag=8, seed=3)  # fmt: skip
+    truth = random_lpcfg(
+        n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4, words_per_tag=8, seed=3
+    )
     trees = sample_trees(truth, n_train + n_test, seed=4)
     test = trees[n_train:]
     (d / "test.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in test))

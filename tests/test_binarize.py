@@ -20,8 +20,10 @@ def in_normal_form(tree: Tree) -> bool:
     return True
 
 
-OPTIONS = [BinarizeOptions(h, v, f)
-           for h, v, f in itertools.product([0, 1, 2], [1, 2, 3], ["right", "left"])]  # fmt: skip
+OPTIONS = [
+    BinarizeOptions(h, v, f)
+    for h, v, f in itertools.product([0, 1, 2], [1, 2, 3], ["right", "left"])
+]
 
 
 def test_examples():

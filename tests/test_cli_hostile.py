@@ -89,8 +89,10 @@ CORPUS = [
     ("sample --random-grammar {d}/o.npz --seed -1", "Invalid value for '--seed'"),
     # a model that is not one
     ("parse {d}/array.npy {d}/x.txt", "array.npy: a single numpy array (.npy), not an lpcfg"),
-    ("parse {d}/truncated.npz {d}/x.txt",
-     "truncated.npz: not an lpcfg model file (a truncated or corrupt .npz archive"),
+    (
+        "parse {d}/truncated.npz {d}/x.txt",
+        "truncated.npz: not an lpcfg model file (a truncated or corrupt .npz archive",
+    ),
     ("parse {d}/empty.npz {d}/x.txt", "empty.npz: empty file, not an lpcfg model file"),
     ("parse {d}/t.mrg {d}/x.txt", "t.mrg: not an lpcfg model file (not an .npz archive)"),
     ("parse {d}/folder {d}/x.txt", "is a directory"),
@@ -98,9 +100,11 @@ CORPUS = [
     ("train --method em --init {d}/array.npy {d}/t.mrg -o {d}/o.npz", "a single numpy array"),
     ("parse {d}/missing.npz {d}/x.txt", "missing.npz: no such model file"),
     # format versions: say which the file has and which this lpcfg reads
-    ("parse {d}/v2.npz {d}/x.txt",
-     "v2.npz: model file has format version 2, written by a newer lpcfg (this lpcfg reads "
-     "format version 1 only: upgrade lpcfg)"),
+    (
+        "parse {d}/v2.npz {d}/x.txt",
+        "v2.npz: model file has format version 2, written by a newer lpcfg (this lpcfg reads "
+        "format version 1 only: upgrade lpcfg)",
+    ),
     ("parse {d}/v_str.npz {d}/x.txt", "malformed format version '1' (this lpcfg reads format"),
     ("parse {d}/v_none.npz {d}/x.txt", "model file has no format version (this lpcfg reads"),
     # numbers that are not numbers
@@ -109,16 +113,26 @@ CORPUS = [
     ("train --method em --tol nan {d}/t.mrg -o {d}/o.npz", "'nan' is not a finite number"),
     ("train --method em --noise inf {d}/t.mrg -o {d}/o.npz", "'inf' is not a finite number"),
     # options the run cannot use (item 7)
-    ("train --method pcfg --dev /nonexistent {d}/t.mrg -o {d}/o.npz",
-     "--dev has no effect with --method pcfg"),
-    ("train --method pcfg --states 16 {d}/t.mrg -o {d}/o.npz",
-     "--states has no effect with --method pcfg"),
-    ("train --method pcfg --iterations 5 {d}/t.mrg -o {d}/o.npz",
-     "--iterations has no effect with --method pcfg"),
-    ("train --method spectral --init {d}/pcfg.npz {d}/t.mrg -o {d}/o.npz",
-     "--init has no effect with --method spectral"),
-    ("train --method pivot+em --init {d}/pcfg.npz {d}/t.mrg -o {d}/o.npz",
-     "--init has no effect with --method pivot+em (it starts from the pivot model)"),
+    (
+        "train --method pcfg --dev /nonexistent {d}/t.mrg -o {d}/o.npz",
+        "--dev has no effect with --method pcfg",
+    ),
+    (
+        "train --method pcfg --states 16 {d}/t.mrg -o {d}/o.npz",
+        "--states has no effect with --method pcfg",
+    ),
+    (
+        "train --method pcfg --iterations 5 {d}/t.mrg -o {d}/o.npz",
+        "--iterations has no effect with --method pcfg",
+    ),
+    (
+        "train --method spectral --init {d}/pcfg.npz {d}/t.mrg -o {d}/o.npz",
+        "--init has no effect with --method spectral",
+    ),
+    (
+        "train --method pivot+em --init {d}/pcfg.npz {d}/t.mrg -o {d}/o.npz",
+        "--init has no effect with --method pivot+em (it starts from the pivot model)",
+    ),
     ("sample {d}/pcfg.npz --random-grammar {d}/o.npz", "it does not use MODEL"),
     ("sample --random-grammar {d}/o.npz -n 5", "-n has no effect with --random-grammar"),
     ("sample {d}/pcfg.npz --states 3", "--states has no effect without --random-grammar"),
@@ -129,18 +143,22 @@ CORPUS = [
     ("train {d}/t.mrg -o {d}/nope/o.npz", "nope: directory does not exist"),
     ("train {d}/t.mrg -o {d}/folder", "is a directory"),
     ("train {d}/t.mrg -o {d}/t.mrg", "is also an input of this run"),
-    ("train --method em --init {d}/spectral.npz {d}/t.mrg -o {d}/o.npz",
-     "--init needs a probabilistic model"),
+    (
+        "train --method em --init {d}/spectral.npz {d}/t.mrg -o {d}/o.npz",
+        "--init needs a probabilistic model",
+    ),
     ("train {d}/nope.mrg -o {d}/o.npz", "nope.mrg: no such file"),
     ("parse {d}/pcfg.npz {d}/x.txt -o {d}/nope/out", "nope: directory does not exist"),
     # stdin can feed MODEL or INPUT, not both
     ("parse - -", "MODEL and INPUT cannot both be stdin"),
     # config keys are option names
-    ("train --config {caps} {d}/t.mrg -o {d}/o.npz",
-     "unknown option 'caps' in [train] (did you mean 'cap'?)"),
+    (
+        "train --config {caps} {d}/t.mrg -o {d}/o.npz",
+        "unknown option 'caps' in [train] (did you mean 'cap'?)",
+    ),
     ("parse --config {bogus} {d}/pcfg.npz {d}/x.txt", "unknown option 'bogus'"),
     ("parse --config {listed} {d}/pcfg.npz {d}/x.txt", "option 'jobs' takes one value"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("command", "fragment"), CORPUS, ids=[c for c, _ in CORPUS])
@@ -174,8 +192,9 @@ def test_one_word_sentences_train_and_parse(tmp_path):
 def test_one_word_sentences_train_pivot(tmp_path, method):
     bank = tmp_path / "one.mrg"
     bank.write_text("(S (NN cat))\n(S (VB run))\n")
-    res = invoke("train", "--method", method, "--states", "2", str(bank), "-o",
-                 str(tmp_path / "m.npz"))  # fmt: skip
+    res = invoke(
+        "train", "--method", method, "--states", "2", str(bank), "-o", str(tmp_path / "m.npz")
+    )
     assert res.exit_code == 0, res.stderr
 
 
@@ -190,8 +209,13 @@ def test_train_checks_everything_before_any_work(d, tmp_path, monkeypatch):
     locked = tmp_path / "locked"
     locked.mkdir()
     real_access = os.access
-    monkeypatch.setattr(os, "access", lambda p, m, **kw: (
-        False if str(p) == str(locked) and m & os.W_OK else real_access(p, m, **kw)))  # fmt: skip
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, m, **kw: (
+            False if str(p) == str(locked) and m & os.W_OK else real_access(p, m, **kw)
+        ),
+    )
     bank, out = str(d / "t.mrg"), str(tmp_path / "m.npz")
     for args, fragment in [
         (["-o", str(locked / "m.npz")], f"permission denied (folder {locked} is not writable)"),
@@ -204,8 +228,9 @@ def test_train_checks_everything_before_any_work(d, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["locked"]
     # The same run without the typo does reach the work (so the checks above are what
     # stopped those runs, not something later).
-    res = invoke("train", "--method", "em", "--dev", str(d / "t.mrg"), bank, "-o",
-                 str(tmp_path / "m.npz"))  # fmt: skip
+    res = invoke(
+        "train", "--method", "em", "--dev", str(d / "t.mrg"), bank, "-o", str(tmp_path / "m.npz")
+    )
     assert isinstance(res.exception, SystemExit) and "training started" in res.stderr
 
 
@@ -219,8 +244,10 @@ def test_full_disk_keeps_the_old_model(d, tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(np.lib.format, "write_array", full)
-    one_error(invoke("train", "--quiet", str(d / "t.mrg"), "-o", str(out)),
-              f"{out}: No space left on device")  # fmt: skip
+    one_error(
+        invoke("train", "--quiet", str(d / "t.mrg"), "-o", str(out)),
+        f"{out}: No space left on device",
+    )
     assert out.read_bytes() == b"the old model"
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
 
@@ -234,8 +261,9 @@ def test_dev_full(d, where):
     if where == "-o":
         args += ["-o", "/dev/full"]
     with open("/dev/full", "w") as full:
-        res = subprocess.run(lpcfg(*args), stdout=full, stderr=subprocess.PIPE, text=True,
-                             timeout=120)  # fmt: skip
+        res = subprocess.run(
+            lpcfg(*args), stdout=full, stderr=subprocess.PIPE, text=True, timeout=120
+        )
     assert (res.returncode, res.stderr) == (2, f"lpcfg: error: {name}: No space left on device\n")
     assert os.path.exists("/dev/full") and not os.path.isfile("/dev/full")
 
@@ -246,14 +274,19 @@ def test_descriptor_outputs(d, tmp_path):
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("no /proc here")
     with open(tmp_path / "trees", "wb") as fh:
-        res = subprocess.run(lpcfg("parse", str(d / "pcfg.npz"), str(d / "x.txt"), "-o",
-                                   "/proc/self/fd/1"), stdout=fh, stderr=subprocess.PIPE,
-                             timeout=120)  # fmt: skip
+        res = subprocess.run(
+            lpcfg("parse", str(d / "pcfg.npz"), str(d / "x.txt"), "-o", "/proc/self/fd/1"),
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
     assert res.returncode == 0, res.stderr
-    assert (tmp_path / "trees").read_text() == invoke("parse", str(d / "pcfg.npz"),
-                                                      str(d / "x.txt")).stdout  # fmt: skip
-    piped = subprocess.run(lpcfg("train", str(d / "t.mrg"), "-o", "/proc/self/fd/1"),
-                           capture_output=True, timeout=120)  # fmt: skip
+    assert (tmp_path / "trees").read_text() == invoke(
+        "parse", str(d / "pcfg.npz"), str(d / "x.txt")
+    ).stdout
+    piped = subprocess.run(
+        lpcfg("train", str(d / "t.mrg"), "-o", "/proc/self/fd/1"), capture_output=True, timeout=120
+    )
     assert piped.returncode == 0, piped.stderr
     (tmp_path / "piped.npz").write_bytes(piped.stdout)
     assert LPCFG.load(tmp_path / "piped.npz").meta["method"] == "pcfg"
@@ -265,8 +298,11 @@ def test_closed_pipe_ends_quietly(d, tmp_path, jobs):
     are (the shell's status 141, the pipeline's status that of head)."""
     big = tmp_path / "big.txt"
     big.write_text("the cat sat\n" * 3000)
-    proc = subprocess.Popen(lpcfg("parse", str(d / "pcfg.npz"), str(big), "--jobs", jobs),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        lpcfg("parse", str(d / "pcfg.npz"), str(big), "--jobs", jobs),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.readline().startswith(b"(TOP ")
     proc.stdout.close()
@@ -303,8 +339,19 @@ def test_same_seed_same_model_file(d, tmp_path, monkeypatch):
     """Two trainings with one seed: equal zip entries but the metadata, whose only
     differences are its timings; with a stopped clock the files are byte-identical."""
     bank = str(d / "t.mrg")
-    args = ["train", "--method", "em", "--states", "2", "--iterations", "2", "--seed", "5",
-            bank, "-o"]  # fmt: skip
+    args = [
+        "train",
+        "--method",
+        "em",
+        "--states",
+        "2",
+        "--iterations",
+        "2",
+        "--seed",
+        "5",
+        bank,
+        "-o",
+    ]
     for name in ("a.npz", "b.npz"):
         assert invoke(*args, str(tmp_path / name)).exit_code == 0
     a, b = zipfile.ZipFile(tmp_path / "a.npz"), zipfile.ZipFile(tmp_path / "b.npz")

@@ -39,23 +39,35 @@ def d(tmp_path_factory) -> Path:
 REFUSED = [
     (["--method", "em", "--min-singular", "0.1"], "--min-singular has no effect with --method em"),
     (["--method", "em", "--cap", "S=1"], "--cap has no effect with --method em (used by spectral)"),
-    (["--method", "spectral", "--iterations", "3"], "--iterations has no effect with --method "
-     "spectral (used by em, pivot+em, splitmerge)"),
+    (
+        ["--method", "spectral", "--iterations", "3"],
+        "--iterations has no effect with --method spectral (used by em, pivot+em, splitmerge)",
+    ),
     (["--method", "pivot", "--tol", "0"], "--tol has no effect with --method pivot"),
-    (["--method", "spectral", "--min-count", "3"], "--min-count has no effect with --method "
-     "spectral (used by pivot, pivot+em)"),
-    (["--method", "em", "--inside-features", "word"], "--inside-features has no effect with "
-     "--method em (used by spectral, pivot, pivot+em)"),
+    (
+        ["--method", "spectral", "--min-count", "3"],
+        "--min-count has no effect with --method spectral (used by pivot, pivot+em)",
+    ),
+    (
+        ["--method", "em", "--inside-features", "word"],
+        "--inside-features has no effect with --method em (used by spectral, pivot, pivot+em)",
+    ),
     (["--method", "pcfg", "--no-feature-scaling"], "--feature-scaling has no effect"),
     (["--method", "em", "--dev-f1-every", "2"], "--dev-f1-every has no effect without --dev"),
-    (["--method", "em", "--init", "{d}/pcfg.npz", "--states", "4"], "--states has no effect "
-     "with --init (the start model's states are kept)"),
-    (["--method", "em", "--init", "{d}/pcfg.npz", "--noise", "0.5"], "--noise has no effect "
-     "with --init"),
+    (
+        ["--method", "em", "--init", "{d}/pcfg.npz", "--states", "4"],
+        "--states has no effect with --init (the start model's states are kept)",
+    ),
+    (
+        ["--method", "em", "--init", "{d}/pcfg.npz", "--noise", "0.5"],
+        "--noise has no effect with --init",
+    ),
     (["--method", "pivot+em", "--noise", "0.5"], "--noise has no effect with --method pivot+em"),
-    (["--method", "spectral", "--lexical-weight", "0.5"], "--lexical-weight has no effect "
-     "unless --lexical-count is 0"),
-]  # fmt: skip
+    (
+        ["--method", "spectral", "--lexical-weight", "0.5"],
+        "--lexical-weight has no effect unless --lexical-count is 0",
+    ),
+]
 
 
 @pytest.mark.parametrize(("options", "message"), REFUSED, ids=[" ".join(o) for o, _ in REFUSED])
@@ -71,13 +83,36 @@ def test_options_the_method_cannot_use_are_refused(d, options, message):
 
 def test_an_option_with_an_effect_is_accepted(d, tmp_path):
     """The same options where they do apply (so the refusals above are about the method)."""
-    for args in (["--method", "spectral", "--states", "2", "--lexical-count", "0",
-                  "--lexical-weight", "0.5", "--cap", "S=1"],
-                 ["--method", "em", "--iterations", "1", "--init", d / "pcfg.npz"]):
+    for args in (
+        [
+            "--method",
+            "spectral",
+            "--states",
+            "2",
+            "--lexical-count",
+            "0",
+            "--lexical-weight",
+            "0.5",
+            "--cap",
+            "S=1",
+        ],
+        ["--method", "em", "--iterations", "1", "--init", d / "pcfg.npz"],
+    ):
         res = invoke("train", "-q", *args, d / "t.mrg", "-o", tmp_path / "m.npz")
         assert (res.exit_code, res.stderr) == (0, ""), args
-    spectral = invoke("train", "-q", "--method", "spectral", "--states", "2", "--cap", "S=1",
-                      d / "t.mrg", "-o", tmp_path / "s.npz")  # fmt: skip
+    spectral = invoke(
+        "train",
+        "-q",
+        "--method",
+        "spectral",
+        "--states",
+        "2",
+        "--cap",
+        "S=1",
+        d / "t.mrg",
+        "-o",
+        tmp_path / "s.npz",
+    )
     assert spectral.exit_code == 0
     model = LPCFG.load(tmp_path / "s.npz")
     assert model.states[model.grammar.symbol_index["S"]] == 1
@@ -86,8 +121,9 @@ def test_an_option_with_an_effect_is_accepted(d, tmp_path):
 def test_harmless_unused_options_are_a_warning(d, tmp_path):
     """--jobs without --dev and --seed for the deterministic PCFG cannot change the model:
     one warning line each, shown even with --quiet, and the model is written."""
-    res = invoke("train", "--quiet", "--jobs", "2", "--seed", "3", d / "t.mrg", "-o",
-                 tmp_path / "m.npz")  # fmt: skip
+    res = invoke(
+        "train", "--quiet", "--jobs", "2", "--seed", "3", d / "t.mrg", "-o", tmp_path / "m.npz"
+    )
     assert res.exit_code == 0
     assert res.stderr == (
         "lpcfg: warning: --seed has no effect with --method pcfg (it is deterministic): "
@@ -102,10 +138,13 @@ def test_config_values_the_run_cannot_use_are_a_warning(d, tmp_path):
     """A config file may serve several methods: what this run cannot use is a warning,
     unless it is the default anyway (seed = 0, tol = 1e-5 here)."""
     config = tmp_path / "em.toml"
-    config.write_text('[train]\nmethod = "em"\nstates = "16"\niterations = 40\n'
-                      'dev-f1-every = 5\nseed = 0\ntol = 1e-5\n')  # fmt: skip
-    res = invoke("train", "-q", "--config", config, "--method", "pcfg", d / "t.mrg", "-o",
-                 tmp_path / "m.npz")  # fmt: skip
+    config.write_text(
+        '[train]\nmethod = "em"\nstates = "16"\niterations = 40\n'
+        "dev-f1-every = 5\nseed = 0\ntol = 1e-5\n"
+    )
+    res = invoke(
+        "train", "-q", "--config", config, "--method", "pcfg", d / "t.mrg", "-o", tmp_path / "m.npz"
+    )
     assert res.exit_code == 0, res.stderr
     assert res.stderr.splitlines() == [
         "lpcfg: warning: --states (from --config) has no effect with --method pcfg (the "
@@ -118,13 +157,16 @@ def test_config_values_the_run_cannot_use_are_a_warning(d, tmp_path):
     assert LPCFG.load(tmp_path / "m.npz").meta["method"] == "pcfg"
 
 
-@pytest.mark.parametrize("text", [
-    '[train]\nmethod = "spectral"\nstates = 2\ncap = ["S=1"]\n',
-    '[train]\nmethod = "spectral"\nstates = 2\ncap = "S=1"\n',
-    'method = "spectral"\nstates = 2\ncap = "S=1"\nprune = 0.5\n',  # top level, prune: parse's
-    '[train]\nmethod = "spectral"\nstates = 2\ncap = ["S=1"]\nmin_singular = 0.01\n'
-    'moment-smoothing = 30\n',
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[train]\nmethod = "spectral"\nstates = 2\ncap = ["S=1"]\n',
+        '[train]\nmethod = "spectral"\nstates = 2\ncap = "S=1"\n',
+        'method = "spectral"\nstates = 2\ncap = "S=1"\nprune = 0.5\n',  # top level, prune: parse's
+        '[train]\nmethod = "spectral"\nstates = 2\ncap = ["S=1"]\nmin_singular = 0.01\n'
+        "moment-smoothing = 30\n",
+    ],
+)
 def test_config_keys_are_the_option_names(d, tmp_path, text):
     """`cap` for --cap (a list or one string), with - or _; top-level keys of other
     subcommands allowed."""
@@ -137,15 +179,20 @@ def test_config_keys_are_the_option_names(d, tmp_path, text):
     assert model.states[model.grammar.symbol_index["S"]] == 1
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[train]\ncaps = ["S=1"]\n', "unknown option 'caps' in [train] (did you mean 'cap'?)"),
-    ("[train]\ndev_f1 = 2\n", "unknown option 'dev_f1' in [train] (did you mean "
-     "'dev-f1-every'?)"),
-    ('[train]\ncap = 3\n', "option 'cap' takes a list of strings"),
-    ("[train]\nrare = [1]\n", "option 'rare' takes one value, not a list"),
-    ("[parse]\nmodel = 'm.npz'\n", "unknown option 'model' in [parse]"),
-    ("[trian]\nrare = 1\n", "unknown table [trian]"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[train]\ncaps = ["S=1"]\n', "unknown option 'caps' in [train] (did you mean 'cap'?)"),
+        (
+            "[train]\ndev_f1 = 2\n",
+            "unknown option 'dev_f1' in [train] (did you mean 'dev-f1-every'?)",
+        ),
+        ("[train]\ncap = 3\n", "option 'cap' takes a list of strings"),
+        ("[train]\nrare = [1]\n", "option 'rare' takes one value, not a list"),
+        ("[parse]\nmodel = 'm.npz'\n", "unknown option 'model' in [parse]"),
+        ("[trian]\nrare = 1\n", "unknown table [trian]"),
+    ],
+)
 def test_config_errors_name_the_key(d, tmp_path, text, message):
     config = tmp_path / "c.toml"
     config.write_text(text)
@@ -159,13 +206,25 @@ def test_quiet_on_every_subcommand(d, tmp_path):
     (tmp_path / "gold.mrg").write_text(f"{TREE}\n")
     runs = {
         "binarize": ["binarize", d / "t.mrg"],
-        "train": ["train", "--method", "em", "--states", "2", "--iterations", "2",
-                  "--dev", d / "t.mrg", d / "t.mrg", "-o", tmp_path / "m.npz"],
+        "train": [
+            "train",
+            "--method",
+            "em",
+            "--states",
+            "2",
+            "--iterations",
+            "2",
+            "--dev",
+            d / "t.mrg",
+            d / "t.mrg",
+            "-o",
+            tmp_path / "m.npz",
+        ],
         "parse": ["parse", d / "pcfg.npz", d / "x.txt", "--progress"],
         "bundle": ["bundle", d / "pcfg.npz", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
-    }  # fmt: skip
+    }
     assert set(runs) == set(main.commands)
     for name, args in runs.items():
         loud, quiet = invoke(*args), invoke(*args, "--quiet")
@@ -190,12 +249,32 @@ def test_progress_bars_only_on_a_terminal(d, monkeypatch):
     assert "sent/s" in invoke(*args).stderr
     assert "sent/s" not in invoke(*args, "--no-progress").stderr
     assert invoke(*args, "--quiet").stderr == ""
-    em = invoke("train", "--method", "em", "--states", "2", "--iterations", "2", d / "t.mrg",
-                "-o", d / "em.npz")  # fmt: skip
+    em = invoke(
+        "train",
+        "--method",
+        "em",
+        "--states",
+        "2",
+        "--iterations",
+        "2",
+        d / "t.mrg",
+        "-o",
+        d / "em.npz",
+    )
     assert "it/s" in em.stderr or "s/it" in em.stderr
     monkeypatch.undo()
-    em = invoke("train", "--method", "em", "--states", "2", "--iterations", "2", d / "t.mrg",
-                "-o", d / "em.npz")  # fmt: skip
+    em = invoke(
+        "train",
+        "--method",
+        "em",
+        "--states",
+        "2",
+        "--iterations",
+        "2",
+        d / "t.mrg",
+        "-o",
+        d / "em.npz",
+    )
     assert all(line.startswith("lpcfg: ") for line in em.stderr.splitlines()), em.stderr
 
 

@@ -47,8 +47,9 @@ ADVERSARIAL = [
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_adversarial_input_gives_exactly_one_line_each(synthetic, jobs):
     text = "\n".join(ADVERSARIAL) + "\n"
-    res = run("parse", str(synthetic / "m.npz"), "-", "--jobs", jobs, "--no-progress",
-              stdin=text * 5)  # fmt: skip
+    res = run(
+        "parse", str(synthetic / "m.npz"), "-", "--jobs", jobs, "--no-progress", stdin=text * 5
+    )
     assert res.returncode == 0, res.stderr
     lines = res.stdout.split("\n")
     assert lines[-1] == ""
@@ -80,14 +81,32 @@ def test_outputs_get_ordinary_permissions(synthetic, tmp_path):
     umask = os.umask(0o022)
     try:
         new = tmp_path / "new.txt"
-        assert run("parse", str(synthetic / "m.npz"), str(synthetic / "test.txt"), "-o",
-                   str(new), "--no-progress").returncode == 0  # fmt: skip
+        assert (
+            run(
+                "parse",
+                str(synthetic / "m.npz"),
+                str(synthetic / "test.txt"),
+                "-o",
+                str(new),
+                "--no-progress",
+            ).returncode
+            == 0
+        )
         assert new.stat().st_mode & 0o777 == 0o644
         old = tmp_path / "old.txt"
         old.write_text("x\n")
         old.chmod(0o640)
-        assert run("parse", str(synthetic / "m.npz"), str(synthetic / "test.txt"), "-o",
-                   str(old), "--no-progress").returncode == 0  # fmt: skip
+        assert (
+            run(
+                "parse",
+                str(synthetic / "m.npz"),
+                str(synthetic / "test.txt"),
+                "-o",
+                str(old),
+                "--no-progress",
+            ).returncode
+            == 0
+        )
         assert old.stat().st_mode & 0o777 == 0o640 and len(old.read_text().splitlines()) == 100
     finally:
         os.umask(umask)
@@ -117,8 +136,16 @@ def test_input_trees_and_max_length(synthetic, tmp_path):
     gold = tmp_path / "gold.mrg"
     sents = (synthetic / "test.txt").read_text().splitlines()[:5]
     gold.write_text("".join(f"( (X {' '.join(f'(T {w})' for w in s.split())}) )\n" for s in sents))
-    res = run("parse", str(synthetic / "m.npz"), str(gold), "--input", "trees", "--no-progress",
-              "--max-length", "3")  # fmt: skip
+    res = run(
+        "parse",
+        str(synthetic / "m.npz"),
+        str(gold),
+        "--input",
+        "trees",
+        "--no-progress",
+        "--max-length",
+        "3",
+    )
     assert res.returncode == 0, res.stderr
     out = res.stdout.splitlines()
     assert len(out) == 5
@@ -133,9 +160,26 @@ def test_train_em_with_dev_selection_then_parse(synthetic, tmp_path):
     dev = tmp_path / "dev.mrg"
     dev.write_text("".join((synthetic / "train.mrg").read_text().splitlines(True)[:40]))
     model = tmp_path / "em.npz"
-    res = run("train", "--method", "em", "--states", "2", "--iterations", "4", "--dev", str(dev),
-              "--dev-f1-every", "2", "--seed", "3", "--tol", "0", str(synthetic / "train.mrg"),
-              "-o", str(model))  # fmt: skip
+    res = run(
+        "train",
+        "--method",
+        "em",
+        "--states",
+        "2",
+        "--iterations",
+        "4",
+        "--dev",
+        str(dev),
+        "--dev-f1-every",
+        "2",
+        "--seed",
+        "3",
+        "--tol",
+        "0",
+        str(synthetic / "train.mrg"),
+        "-o",
+        str(model),
+    )
     assert res.returncode == 0, res.stderr
     assert "iteration   4, train loglik" in res.stderr and "dev F1" in res.stderr
     from lpcfg_cli.model import LPCFG
@@ -146,8 +190,9 @@ def test_train_em_with_dev_selection_then_parse(synthetic, tmp_path):
     assert meta["selected_iteration"] in (2, 4)
     out = run("parse", str(model), str(synthetic / "test.txt"), "--no-progress")
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 100
-    bad = run("train", "--method", "em", "--states", "two", str(synthetic / "train.mrg"), "-o",
-              str(model))  # fmt: skip
+    bad = run(
+        "train", "--method", "em", "--states", "two", str(synthetic / "train.mrg"), "-o", str(model)
+    )
     assert bad.returncode == 2 and "--states must be a whole number" in bad.stderr
 
 
@@ -156,8 +201,20 @@ def test_train_spectral_grid_with_dev_then_parse(synthetic, tmp_path):
     dev.write_text("".join((synthetic / "train.mrg").read_text().splitlines(True)[:40]))
     model = tmp_path / "spectral.npz"
     train = str(synthetic / "train.mrg")
-    res = run("train", "--method", "spectral", "--states", "1,2", "--dev", str(dev),
-              "--cap", "N0=1", train, "-o", str(model))  # fmt: skip
+    res = run(
+        "train",
+        "--method",
+        "spectral",
+        "--states",
+        "1,2",
+        "--dev",
+        str(dev),
+        "--cap",
+        "N0=1",
+        train,
+        "-o",
+        str(model),
+    )
     assert res.returncode == 0, res.stderr
     assert "states 1:" in res.stderr and "states 2:" in res.stderr
     assert "dev F1" in res.stderr and "selected states" in res.stderr
@@ -200,8 +257,22 @@ def test_train_pivot_and_pivot_em_then_parse(synthetic, tmp_path):
     assert model.form == "probabilistic" and model.meta["method"] == "pivot"
     assert model.check_probabilistic() < 1e-9
     both = tmp_path / "pivot_em.npz"
-    res = run("train", "--method", "pivot+em", "--states", "2", "--iterations", "2", "--dev",
-              str(dev), "--tol", "0", train, "-o", str(both))  # fmt: skip
+    res = run(
+        "train",
+        "--method",
+        "pivot+em",
+        "--states",
+        "2",
+        "--iterations",
+        "2",
+        "--dev",
+        str(dev),
+        "--tol",
+        "0",
+        train,
+        "-o",
+        str(both),
+    )
     assert res.returncode == 0, res.stderr
     assert "dev F1" in res.stderr.split("lpcfg: pivot:")[1].splitlines()[0]
     assert "iteration   2" in res.stderr
@@ -211,11 +282,20 @@ def test_train_pivot_and_pivot_em_then_parse(synthetic, tmp_path):
     assert [h["dev_f1"] is not None for h in meta["history"]] == [True, True]  # every iteration
     out = run("parse", str(both), str(synthetic / "test.txt"), "--no-progress")
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 100
-    bad = run("train", "--method", "pivot+em", "--init", str(pivot), train, "-o",
-              str(tmp_path / "x.npz"))  # fmt: skip
+    bad = run(
+        "train", "--method", "pivot+em", "--init", str(pivot), train, "-o", str(tmp_path / "x.npz")
+    )
     assert bad.returncode == 2 and "drop --init" in bad.stderr
-    bad = run("train", "--method", "pivot", "--outside-features", "up1", train, "-o",
-              str(tmp_path / "x.npz"))  # fmt: skip
+    bad = run(
+        "train",
+        "--method",
+        "pivot",
+        "--outside-features",
+        "up1",
+        train,
+        "-o",
+        str(tmp_path / "x.npz"),
+    )
     assert bad.returncode == 2 and "needs the lexrule inside and parent outside" in bad.stderr
 
 
@@ -235,8 +315,16 @@ def latent_bank(tmp_path_factory):
     """Trees from an L-PCFG whose two states per symbol differ sharply (sparse Dirichlet):
     1000 to train on, 200 held out as gold trees and as sentences."""
     d = tmp_path_factory.mktemp("latent")
-    truth = random_lpcfg(n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4,
-                         words_per_tag=8, seed=3, concentration=0.1)  # fmt: skip
+    truth = random_lpcfg(
+        n_inter=5,
+        n_pre=5,
+        n_words=30,
+        states=2,
+        rules_per_symbol=4,
+        words_per_tag=8,
+        seed=3,
+        concentration=0.1,
+    )
     trees = sample_trees(truth, 1200, seed=4)
     (d / "train.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[:1000]))
     (d / "test.mrg").write_text("".join(format_tree(t) + "\n" for t in trees[1000:]))
@@ -251,8 +339,18 @@ def test_em_beats_the_pcfg_on_held_out_trees_of_a_latent_grammar(latent_bank, tm
     f1 = {}
     for method, options in [("pcfg", []), ("em", ["--states", "2", "--iterations", "20"])]:
         model = tmp_path / f"{method}.npz"
-        res = invoke("train", "--method", method, *options, "--seed", "1", "--quiet",
-                     d / "train.mrg", "-o", model)  # fmt: skip
+        res = invoke(
+            "train",
+            "--method",
+            method,
+            *options,
+            "--seed",
+            "1",
+            "--quiet",
+            d / "train.mrg",
+            "-o",
+            model,
+        )
         assert res.exit_code == 0, res.output
         res = invoke("parse", model, d / "test.txt", "--quiet", "-o", tmp_path / method)
         assert res.exit_code == 0, res.output

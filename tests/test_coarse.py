@@ -79,8 +79,9 @@ def run(lexes: list[np.ndarray], rules, prob, root):
     layout = SpanLayout([len(x) for x in lexes])
     g = CoarseGrammar.build(N_SYM, rules, prob)
     lex = np.concatenate(lexes)
-    order = np.argsort(np.concatenate([layout.base[1, s] + np.arange(len(x))
-                                       for s, x in enumerate(lexes)]))  # fmt: skip
+    order = np.argsort(
+        np.concatenate([layout.base[1, s] + np.arange(len(x)) for s, x in enumerate(lexes)])
+    )
     keys, values, log_z = coarse_posteriors(g, layout, lex[order], root)
     span, sym = np.divmod(keys, N_SYM)
     out = [np.zeros((len(x) + 1, len(x) + 1, N_SYM)) for x in lexes]
@@ -117,8 +118,12 @@ def test_pairs_that_never_apply_and_no_parse():
     no_parse = random_lexical(5, np.random.default_rng(6))
     no_parse[2] = 0.0  # a word no symbol covers
     lex = random_lexical(6, np.random.default_rng(5))
-    mus, log_z = run([lex, no_parse], np.concatenate([rules, only_never]),
-                     np.concatenate([prob, [0.9, 0.9, 0.9]]), root)  # fmt: skip
+    mus, log_z = run(
+        [lex, no_parse],
+        np.concatenate([rules, only_never]),
+        np.concatenate([prob, [0.9, 0.9, 0.9]]),
+        root,
+    )
     z, expected = reference(lex, rules, prob, root)
     assert log_z[0] == pytest.approx(np.log(z), rel=1e-12)
     np.testing.assert_allclose(mus[0], expected, rtol=1e-10, atol=0)

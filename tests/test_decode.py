@@ -38,8 +38,7 @@ def tree_score(tree, scores, i=0):
 
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_goodman_tree_maximises_summed_marginals(seed):
-    model = random_lpcfg(n_inter=3, n_pre=3, n_words=5, states=2, rules_per_symbol=5,
-                         seed=seed)  # fmt: skip
+    model = random_lpcfg(n_inter=3, n_pre=3, n_words=5, states=2, rules_per_symbol=5, seed=seed)
     g = model.grammar
     sentences = [s for s in short_sentences(model, 20, 5, seed) if len(s) >= 3][:3]
     assert sentences

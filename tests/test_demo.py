@@ -14,8 +14,10 @@ import pytest
 from lpcfg_cli.errors import LpcfgError
 
 ROOT = Path(__file__).resolve().parent.parent
-NOT_INSTALLED = LpcfgError("the NLTK Penn Treebank sample is not installed: run "
-                           "`python -m nltk.downloader treebank` or set NLTK_DATA")  # fmt: skip
+NOT_INSTALLED = LpcfgError(
+    "the NLTK Penn Treebank sample is not installed: run "
+    "`python -m nltk.downloader treebank` or set NLTK_DATA"
+)
 
 
 @pytest.fixture
@@ -40,7 +42,12 @@ def test_without_the_sample_synthetic_data_goes_to_its_own_folder(demo, tmp_path
     assert (chosen.folder, chosen.synthetic) == (synthetic, True)
     assert "SYNTHETIC" in chosen.source
     assert sorted(p.name for p in data.iterdir()) == [
-        "dev.mrg", "dev.txt", "test.mrg", "test.txt", "train.mrg"]  # fmt: skip
+        "dev.mrg",
+        "dev.txt",
+        "test.mrg",
+        "test.txt",
+        "train.mrg",
+    ]
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "python -m nltk.downloader treebank" in err
     assert "SYNTHETIC" in err and str(synthetic) in err
@@ -69,10 +76,12 @@ def test_every_figure_of_a_synthetic_table_is_labelled(demo, tmp_path):
 def test_relay_labels_each_line_and_progress_redraw(demo, capsys):
     import io
 
-    demo.relay(io.BufferedReader(io.BytesIO(b"lpcfg: dev F1 90.00\nem: 1%\rem: 2%\n")),
-               "[synthetic] ")  # fmt: skip
+    demo.relay(
+        io.BufferedReader(io.BytesIO(b"lpcfg: dev F1 90.00\nem: 1%\rem: 2%\n")), "[synthetic] "
+    )
     assert capsys.readouterr().err == (
-        "[synthetic] lpcfg: dev F1 90.00\n[synthetic] em: 1%\r[synthetic] em: 2%\n")  # fmt: skip
+        "[synthetic] lpcfg: dev F1 90.00\n[synthetic] em: 1%\r[synthetic] em: 2%\n"
+    )
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make here")
@@ -81,8 +90,14 @@ def test_makefile_sets_up_the_venv_unless_python_is_given():
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
 
     def dry_run(*args: str) -> str:
-        return subprocess.run(["make", "-n", "-W", "pyproject.toml", *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+        return subprocess.run(
+            ["make", "-n", "-W", "pyproject.toml", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
 
     # `-W pyproject.toml`: as if it had just changed, so the set-up is always due.
     assert dry_run("test", "PYTHON=python") == "python -m pytest -q\n"  # what .ci/run runs

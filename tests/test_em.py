@@ -17,8 +17,16 @@ from tests.support import fit_em, latent_tree_prob, rule_tree
 
 @pytest.fixture(scope="module")
 def truth():
-    return random_lpcfg(n_inter=3, n_pre=3, n_words=8, states=2, rules_per_symbol=3,
-                        words_per_tag=4, seed=31, concentration=0.5)  # fmt: skip
+    return random_lpcfg(
+        n_inter=3,
+        n_pre=3,
+        n_words=8,
+        states=2,
+        rules_per_symbol=3,
+        words_per_tag=4,
+        seed=31,
+        concentration=0.5,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +72,9 @@ def test_e_step_likelihood_and_counts_match_brute_force(truth, treebank):
 
 def test_likelihood_never_decreases_and_model_is_valid(treebank):
     _, grammar, bank = treebank
-    model = fit_em(grammar, bank, states=2, iterations=8, seed=1, smoothing=0.0,
-                   lexicon_smoothing=0.0, tol=0.0)  # fmt: skip
+    model = fit_em(
+        grammar, bank, states=2, iterations=8, seed=1, smoothing=0.0, lexicon_smoothing=0.0, tol=0.0
+    )
     lls = [h["train_loglik"] for h in model.meta["history"]]
     assert len(lls) == 8
     assert all(b >= a - 1e-6 * abs(a) for a, b in zip(lls, lls[1:], strict=False))
@@ -85,8 +94,17 @@ def test_seed_makes_runs_reproducible(treebank):
 
 def test_em_approaches_the_true_models_likelihood(truth, treebank):
     trees, grammar, bank = treebank
-    model = fit_em(grammar, bank, states=2, iterations=60, seed=2, noise=0.5, smoothing=0.0,
-                   lexicon_smoothing=0.0, tol=1e-9)  # fmt: skip
+    model = fit_em(
+        grammar,
+        bank,
+        states=2,
+        iterations=60,
+        seed=2,
+        noise=0.5,
+        smoothing=0.0,
+        lexicon_smoothing=0.0,
+        tol=1e-9,
+    )
     learned = model.meta["history"][-1]["train_loglik"]
     mapped = reindex(truth, grammar)
     params = Params.from_model(mapped)

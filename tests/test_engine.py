@@ -101,8 +101,9 @@ def test_sentence_probability_equals_sum_over_sampled_trees():
     """On a tiny grammar, sampling finds every tree of a short sentence: the distinct
     sampled trees' probabilities add up to the chart's sentence probability."""
 
-    model = random_lpcfg(n_inter=2, n_pre=2, n_words=3, states=2, rules_per_symbol=3,
-                         words_per_tag=2, seed=21)  # fmt: skip
+    model = random_lpcfg(
+        n_inter=2, n_pre=2, n_words=3, states=2, rules_per_symbol=3, words_per_tag=2, seed=21
+    )
     g = model.grammar
     trees = sample_trees(model, 20000, seed=22)
     by_yield: dict[tuple[str, ...], set[str]] = {}
@@ -123,8 +124,9 @@ def test_pruned_chart_matches_enumeration_over_the_allowed_trees(seed):
     """The latent pass over a subset of the items (as coarse-to-fine pruning leaves it)
     sums exactly the trees whose every item is allowed; a pair of children whose rules
     have no parent item left is skipped, one whose rules have only some is applied to those."""
-    model = random_lpcfg(n_inter=4, n_pre=2, n_words=4, states=2, rules_per_symbol=6,
-                         words_per_tag=3, seed=seed)  # fmt: skip
+    model = random_lpcfg(
+        n_inter=4, n_pre=2, n_words=4, states=2, rules_per_symbol=6, words_per_tag=3, seed=seed
+    )
     g = model.grammar
     rng = np.random.default_rng(seed)
     sentences = [s for s in short_sentences(model, 30, 5, seed) if len(s) >= 3][:3]
@@ -139,6 +141,7 @@ def test_pruned_chart_matches_enumeration_over_the_allowed_trees(seed):
     got = dict(zip(chart.keys.tolist(), marg, strict=True))
     pruned = 0
     for s, words in enumerate(sentences):
+
         def item_key(item, s=s):
             a, i, j = item
             return int((layout.base[j - i, s] + i) * g.n_symbols + a)

@@ -16,8 +16,16 @@ from tests.support import fit_em, invoke
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     d = tmp_path_factory.mktemp("ensemble")
-    truth = random_lpcfg(n_inter=4, n_pre=4, n_words=20, states=2, rules_per_symbol=4,
-                         words_per_tag=6, seed=9, concentration=0.5)  # fmt: skip
+    truth = random_lpcfg(
+        n_inter=4,
+        n_pre=4,
+        n_words=20,
+        states=2,
+        rules_per_symbol=4,
+        words_per_tag=6,
+        seed=9,
+        concentration=0.5,
+    )
     trees = sample_trees(truth, 340, seed=10)
     grammar, bank = build_grammar(trees[:300])
     for seed in (1, 2):
@@ -52,8 +60,9 @@ def test_bundle_command_round_trip_and_parse(models, tmp_path):
     assert parsed.exit_code == 0 and len(parsed.stdout.splitlines()) == 40
     # Two different models vote: the ensemble's trees are not simply one model's.
     ens = _trees(both, models)
-    assert ens != _trees(LPCFG.load(models / "em1.npz"), models) or \
-        ens != _trees(LPCFG.load(models / "em2.npz"), models)  # fmt: skip
+    assert ens != _trees(LPCFG.load(models / "em1.npz"), models) or ens != _trees(
+        LPCFG.load(models / "em2.npz"), models
+    )
 
 
 def test_bundle_refuses_models_of_other_trees(models, tmp_path):
@@ -77,13 +86,29 @@ def test_train_ensemble_bundles_seeds(models, tmp_path):
     trees = synthetic_treebank(tmp_path, 200, 10)
     (tmp_path / "t.mrg").write_text("".join(format_tree(t) + "\n" for t in trees))
     out = tmp_path / "x.npz"
-    res = invoke("train", "-q", "--method", "em", "--states", "2", "--iterations", "2",
-                 "--ensemble", "2", "--seed", "3", tmp_path / "t.mrg", "-o", out)  # fmt: skip
+    res = invoke(
+        "train",
+        "-q",
+        "--method",
+        "em",
+        "--states",
+        "2",
+        "--iterations",
+        "2",
+        "--ensemble",
+        "2",
+        "--seed",
+        "3",
+        tmp_path / "t.mrg",
+        "-o",
+        out,
+    )
     assert res.exit_code == 0, res.stderr
     both = LPCFG.load(out)
     assert len(both.members) == 1
     assert both.meta["em"]["seed"] == 3 and both.members[0].meta["em"]["seed"] == 4
     assert not np.allclose(both.binary, both.members[0].binary)
-    bad = invoke("train", "--method", "pcfg", "--ensemble", "2", tmp_path / "t.mrg", "-o",
-                 tmp_path / "p.npz")  # fmt: skip
+    bad = invoke(
+        "train", "--method", "pcfg", "--ensemble", "2", tmp_path / "t.mrg", "-o", tmp_path / "p.npz"
+    )
     assert bad.exit_code == 2 and "--ensemble needs a method with random choices" in bad.stderr

@@ -119,8 +119,7 @@ def test_dev_full_is_one_error_line_and_stays_a_device(trees):
     if not os.path.exists("/dev/full") or not stat.S_ISCHR(os.stat("/dev/full").st_mode):
         pytest.skip("no /dev/full character device here")
     res = run("binarize", str(trees), "-o", "/dev/full")
-    assert (res.returncode, res.stderr) == (
-        2, "lpcfg: error: /dev/full: No space left on device\n")  # fmt: skip
+    assert (res.returncode, res.stderr) == (2, "lpcfg: error: /dev/full: No space left on device\n")
     assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
 
 
@@ -141,8 +140,7 @@ def test_read_only_file_refused_exactly_when_the_shell_refuses(tmp_path, trees):
     assert leftovers(tmp_path) == []
 
 
-def test_unwritable_file_and_folder_refused_through_the_cli(tmp_path, trees, monkeypatch,
-                                                            capsys):  # fmt: skip
+def test_unwritable_file_and_folder_refused_through_the_cli(tmp_path, trees, monkeypatch, capsys):
     """What a non-root user meets (root bypasses permission bits, so os.access is faked)."""
     from lpcfg_cli.cli import main
 
@@ -152,8 +150,11 @@ def test_unwritable_file_and_folder_refused_through_the_cli(tmp_path, trees, mon
     ro_file.write_text("keep me\n")
     real_access = os.access
     denied = {str(locked), str(ro_file)}
-    monkeypatch.setattr(os, "access", lambda p, m, **kw: (
-        False if str(p) in denied and m & os.W_OK else real_access(p, m, **kw)))  # fmt: skip
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, m, **kw: False if str(p) in denied and m & os.W_OK else real_access(p, m, **kw),
+    )
     for out, why in [
         (ro_file, "permission denied (file is not writable)"),
         (locked / "new.txt", f"permission denied (folder {locked} is not writable)"),
@@ -168,7 +169,9 @@ def test_unwritable_file_and_folder_refused_through_the_cli(tmp_path, trees, mon
 def test_missing_folder_and_directory_refused(tmp_path, trees):
     res = run("binarize", str(trees), "-o", str(tmp_path / "nope" / "out.txt"))
     assert (res.returncode, res.stderr) == (
-        2, f"lpcfg: error: {tmp_path / 'nope'}: directory does not exist\n")  # fmt: skip
+        2,
+        f"lpcfg: error: {tmp_path / 'nope'}: directory does not exist\n",
+    )
     with pytest.raises(LpcfgError, match="is a directory"), atomic_output(tmp_path):
         pass
 
@@ -178,8 +181,9 @@ def test_closed_stdout_ends_quietly(tmp_path):
     big = tmp_path / "big.mrg"
     big.write_text(TREE * 5000)
     for out in ("-", "/dev/stdout"):
-        proc = subprocess.Popen(lpcfg("binarize", big, "-o", out), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)  # fmt: skip
+        proc = subprocess.Popen(
+            lpcfg("binarize", big, "-o", out), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline().decode() == BINARIZED
         proc.stdout.close()
@@ -192,7 +196,7 @@ def test_stdout_write_error_is_one_line(tmp_path, trees):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
     with open("/dev/full", "w") as full:
-        res = subprocess.run(lpcfg("binarize", trees), stdout=full, stderr=subprocess.PIPE,
-                             text=True)  # fmt: skip
-    assert (res.returncode, res.stderr) == (
-        2, "lpcfg: error: <stdout>: No space left on device\n")  # fmt: skip
+        res = subprocess.run(
+            lpcfg("binarize", trees), stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert (res.returncode, res.stderr) == (2, "lpcfg: error: <stdout>: No space left on device\n")

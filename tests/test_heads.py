@@ -60,17 +60,26 @@ def test_head_child(label, children, head):
 
 
 def test_constituent_heads_of_a_sentence():
-    tree = parse_tree("(S (NP-SBJ (DT The) (NN cat) (POS 's)) (VP (VBD sat) "
-                      "(PP (IN on) (NP (DT the) (NN mat)))) (. .))")  # fmt: skip
+    tree = parse_tree(
+        "(S (NP-SBJ (DT The) (NN cat) (POS 's)) (VP (VBD sat) "
+        "(PP (IN on) (NP (DT the) (NN mat)))) (. .))"
+    )
     heads = constituent_heads(tree)
     assert heads == {
-        (0, 1): 0, (1, 2): 1, (2, 3): 2, (3, 4): 3, (4, 5): 4, (5, 6): 5, (6, 7): 6, (7, 8): 7,
+        (0, 1): 0,
+        (1, 2): 1,
+        (2, 3): 2,
+        (3, 4): 3,
+        (4, 5): 4,
+        (5, 6): 5,
+        (6, 7): 6,
+        (7, 8): 7,
         (0, 3): 2,  # NP: the possessive
         (5, 7): 6,  # NP: the noun
         (4, 7): 4,  # PP: the preposition
         (3, 7): 3,  # VP: the verb
         (0, 8): 3,  # S: the VP's head
-    }  # fmt: skip
+    }
 
 
 def test_a_unary_chain_shares_its_head_and_words_beside_phrases_count():

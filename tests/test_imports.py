@@ -51,8 +51,9 @@ def test_the_import_graph_has_no_cycle():
         state[m] = 1
         for n in sorted(edges[m]):
             if state.get(n) == 1:
-                raise AssertionError(" -> ".join(path[path.index(n):] + [n]) if n in path
-                                     else f"{m} -> {n}")  # fmt: skip
+                raise AssertionError(
+                    " -> ".join(path[path.index(n) :] + [n]) if n in path else f"{m} -> {n}"
+                )
             if n not in state:
                 visit(n, path + [n])
         state[m] = 2

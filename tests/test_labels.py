@@ -27,8 +27,11 @@ HOSTILE = "+^@|[]=-:'/_%~" + "ÄéßΩжЖ中文"
 LABEL = st.text(alphabet=string.ascii_letters + HOSTILE, min_size=1, max_size=6).filter(
     lambda s: not s.startswith(("-", "=")) and "-" not in s[1:] and "=" not in s[1:]
 )  # function tags ("NP-SBJ", "PP=2") are stripped by normalisation, as in PTB practice
-WORD = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
-               min_size=1, max_size=5).filter(lambda w: w.strip() == w)  # fmt: skip
+WORD = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
+    min_size=1,
+    max_size=5,
+).filter(lambda w: w.strip() == w)
 
 
 @st.composite
@@ -80,8 +83,9 @@ def test_words_beside_phrases_get_a_preterminal_that_output_removes() -> None:
 
 def train_and_parse(tmp_path, bank: list[str], sentences: list[str], *extra: str) -> list[str]:
     (tmp_path / "tb.mrg").write_text("\n".join(bank) + "\n", encoding="utf-8")
-    res = invoke("train", "--method", "pcfg", *extra, str(tmp_path / "tb.mrg"), "-o",
-                 str(tmp_path / "m.npz"))  # fmt: skip
+    res = invoke(
+        "train", "--method", "pcfg", *extra, str(tmp_path / "tb.mrg"), "-o", str(tmp_path / "m.npz")
+    )
     assert res.exit_code == 0, res.output
     res = invoke("parse", str(tmp_path / "m.npz"), stdin="\n".join(sentences) + "\n")
     assert res.exit_code == 0, res.output
@@ -103,8 +107,17 @@ def test_hostile_labels_and_words_come_back_exactly(tmp_path) -> None:
         "(VE2[+NEG] (N^x a) (@V b) (c+d (e/f_g 中文) (%w h)))",
         "(ROOT (S (NP (DT the) dog) (VP (V' ran) (ADV:tmp fast))))",
     ]
-    out = train_and_parse(tmp_path, bank, ["a b 中文 h", "the dog ran fast"], "--rare", "0",
-                          "--vertical", "2", "--horizontal", "1")  # fmt: skip
+    out = train_and_parse(
+        tmp_path,
+        bank,
+        ["a b 中文 h", "the dog ran fast"],
+        "--rare",
+        "0",
+        "--vertical",
+        "2",
+        "--horizontal",
+        "1",
+    )
     assert out[0] == "(TOP " + bank[0] + ")"
     assert out[1] == "(TOP (S (NP (DT the) dog) (VP (V' ran) (ADV:tmp fast))))"
 
@@ -117,8 +130,11 @@ def test_root_with_several_children_and_one_word_trees(tmp_path) -> None:
     assert out[2] in ("(TOP (NN cat))", "(TOP (S (NN cat)))")
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.lists(trees(max_nodes=8), min_size=1, max_size=4))
 def test_any_treebank_trains_and_parses_one_balanced_tree_per_line(tmp_path, bank) -> None:
     usable = [t for t in (normalize(t) for t in bank) if isinstance(t, Tree)]
@@ -137,8 +153,18 @@ def test_any_treebank_trains_and_parses_one_balanced_tree_per_line(tmp_path, ban
 
 # The PTB's labels renamed the way other treebanks spell theirs: reserved characters, a label
 # (pp) that is a pre-terminal (for IN) and a phrase (for PP), a non-ASCII word suffix.
-FOREIGN = {"NP": "grup.nom+[sn]", "VP": "VE2[+NEG]", "PP": "pp", "S": "S^top", "DT": "@det",
-           "IN": "pp", "NN": "n/c_s", "JJ": "aq0%", "ADJP": "s.a'", "SBAR": "S:F"}  # fmt: skip
+FOREIGN = {
+    "NP": "grup.nom+[sn]",
+    "VP": "VE2[+NEG]",
+    "PP": "pp",
+    "S": "S^top",
+    "DT": "@det",
+    "IN": "pp",
+    "NN": "n/c_s",
+    "JJ": "aq0%",
+    "ADJP": "s.a'",
+    "SBAR": "S:F",
+}
 
 
 def _foreign(trees: list[Tree]) -> list[str]:
@@ -168,10 +194,21 @@ def test_every_learner_on_a_treebank_with_foreign_labels(tmp_path, ptb_split, me
     (tmp_path / "train.mrg").write_text("\n".join(train) + "\n", encoding="utf-8")
     (tmp_path / "dev.mrg").write_text("\n".join(dev) + "\n", encoding="utf-8")
     text = "".join(" ".join(leaves(parse_tree(t))) + "\n" for t in dev)
-    extra = {"pcfg": [], "em": ["--states", "8", "--iterations", "10"],
-             "pivot+em": ["--states", "8", "--iterations", "2"]}.get(method, ["--states", "8"])
-    res = invoke("train", "--quiet", "--method", method, *extra, str(tmp_path / "train.mrg"),
-                 "-o", str(tmp_path / "m.npz"))  # fmt: skip
+    extra = {
+        "pcfg": [],
+        "em": ["--states", "8", "--iterations", "10"],
+        "pivot+em": ["--states", "8", "--iterations", "2"],
+    }.get(method, ["--states", "8"])
+    res = invoke(
+        "train",
+        "--quiet",
+        "--method",
+        method,
+        *extra,
+        str(tmp_path / "train.mrg"),
+        "-o",
+        str(tmp_path / "m.npz"),
+    )
     assert res.exit_code == 0, res.output
     res = invoke("parse", "--quiet", str(tmp_path / "m.npz"), stdin=text)
     assert res.exit_code == 0, res.output

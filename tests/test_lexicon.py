@@ -46,8 +46,22 @@ def _tokens(pairs: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
     return [(w, t) for w, t, n in pairs for _ in range(n)]
 
 
-STEMS = ["walk", "talk", "jump", "sing", "read", "play", "work", "look", "help", "call", "mov",
-         "liv", "bak", "rain"]  # fmt: skip
+STEMS = [
+    "walk",
+    "talk",
+    "jump",
+    "sing",
+    "read",
+    "play",
+    "work",
+    "look",
+    "help",
+    "call",
+    "mov",
+    "liv",
+    "bak",
+    "rain",
+]
 
 
 def _english() -> list[tuple[str, str]]:
@@ -82,7 +96,7 @@ def test_learned_suffixes_in_a_script_without_case() -> None:
 
 
 def test_a_longer_ending_that_adds_nothing_is_dropped() -> None:
-    """"king" (from "walking", "talking") says nothing "ing" does not."""
+    """ "king" (from "walking", "talking") says nothing "ing" does not."""
     rare = _english() + _tokens([("walking", "VBG", 10), ("talking", "VBG", 10)])
     scheme = Signatures.learn(rare)
     assert "king" not in scheme.suffixes

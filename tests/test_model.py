@@ -51,11 +51,13 @@ def rewrite(path, **changes):
         ({"states": np.zeros(8, dtype=np.int64)}, "latent state counts"),
         ({"root": np.full(8 * 3, np.nan)}, "not all finite"),
         ({"meta_json": np.frombuffer(b"{not json", dtype=np.uint8)}, "corrupt model metadata"),
-        ({"meta_json": np.frombuffer(json.dumps({"format": "x"}).encode(), dtype=np.uint8)},
-         "not an lpcfg model file"),
+        (
+            {"meta_json": np.frombuffer(json.dumps({"format": "x"}).encode(), dtype=np.uint8)},
+            "not an lpcfg model file",
+        ),
         ({"rules_binary": np.full((2, 3), 99)}, "unknown symbol"),
     ],
-)  # fmt: skip
+)
 def test_corrupt_models_are_refused(saved, change, message):
     _, path = saved
     rewrite(path, **change)

@@ -12,8 +12,9 @@ from tests.support import fit_em
 
 
 def model_and_sentences():
-    truth = random_lpcfg(n_inter=4, n_pre=4, n_words=20, states=2, rules_per_symbol=4,
-                         words_per_tag=6, seed=9)  # fmt: skip
+    truth = random_lpcfg(
+        n_inter=4, n_pre=4, n_words=20, states=2, rules_per_symbol=4, words_per_tag=6, seed=9
+    )
     trees = sample_trees(truth, 300, seed=10)
     grammar, bank = build_grammar(trees[:250])
     model = fit_em(grammar, bank, states=2, iterations=2, seed=3)

@@ -105,5 +105,4 @@ def test_pivot_model_is_probabilistic_with_uniform_states():
     copied = PivotEstimator(grammar, bank, trees, one).model(4)
     assert set(copied.meta["distinct_states"].values()) == {1}
     pcfg = train_pcfg(grammar, bank, {})
-    np.testing.assert_allclose(tree_scores(copied, bank)[0], tree_scores(pcfg, bank)[0],
-                               rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(tree_scores(copied, bank)[0], tree_scores(pcfg, bank)[0], rtol=1e-10)

@@ -29,8 +29,7 @@ def readme_pcfg_strict_f1() -> str:
 
 
 @pytest.mark.data
-def test_pcfg_strict_f1_on_the_standard_test_split_is_the_readmes(ptb_split, tmp_path,
-                                                                  monkeypatch):  # fmt: skip
+def test_pcfg_strict_f1_on_the_standard_test_split_is_the_readmes(ptb_split, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     prepare_data = importlib.import_module("prepare_data")
     data = tmp_path / "data"

@@ -92,6 +92,7 @@ def test_feature_scaling_favours_rare_features():
 
 # ------------------------------------------------------------------ consistency
 
+
 @pytest.fixture(scope="module")
 def truth():
     """Two states, and the rank conditions hold: every symbol's states differ in their inside

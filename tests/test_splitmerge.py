@@ -21,8 +21,16 @@ from lpcfg_cli.training import TrainingData
 
 @pytest.fixture(scope="module")
 def bank():
-    truth = random_lpcfg(n_inter=4, n_pre=4, n_words=20, states=2, rules_per_symbol=4,
-                         words_per_tag=6, seed=9, concentration=0.5)  # fmt: skip
+    truth = random_lpcfg(
+        n_inter=4,
+        n_pre=4,
+        n_words=20,
+        states=2,
+        rules_per_symbol=4,
+        words_per_tag=6,
+        seed=9,
+        concentration=0.5,
+    )
     trees = sample_trees(truth, 1200, seed=10)
     grammar, train = build_grammar(trees[:1000], rare=0)
     from lpcfg_cli.grammar import compile_trees
@@ -40,8 +48,9 @@ def test_a_split_without_noise_keeps_the_distribution_and_merging_undoes_it(bank
     np.testing.assert_allclose(tree_scores(split, train)[0], tree_scores(pcfg, train)[0])
     loss, freq = merge_loss(split, TreeCharts.build(train, grammar.n_symbols), halves)
     assert np.abs(loss).max() < 1e-9  # merging exact copies loses nothing
-    np.testing.assert_allclose(freq[:, :2].sum(axis=1),
-                               np.bincount(train.symbol, minlength=grammar.n_symbols))  # fmt: skip
+    np.testing.assert_allclose(
+        freq[:, :2].sum(axis=1), np.bincount(train.symbol, minlength=grammar.n_symbols)
+    )
     back = merge_states(split, halves, loss, freq, 1.0)
     assert (back.states == 1).all()
     np.testing.assert_allclose(back.binary, pcfg.binary, atol=1e-12)

@@ -28,8 +28,11 @@ def test_sharded_parse_concatenates_to_the_single_parse(latent, tmp_path):
     """`split` + `parse` per shard + `cat` (how a corpus is spread over machines) gives
     byte for byte the output of one parse, with one or two workers."""
     lines = (latent / "test.txt").read_text().splitlines(keepends=True)
-    whole = subprocess.run(lpcfg("parse", str(latent / "m.npz"), str(latent / "test.txt"),
-                                 "--no-progress"), capture_output=True, text=True)  # fmt: skip
+    whole = subprocess.run(
+        lpcfg("parse", str(latent / "m.npz"), str(latent / "test.txt"), "--no-progress"),
+        capture_output=True,
+        text=True,
+    )
     assert whole.returncode == 0, whole.stderr
     assert len(whole.stdout.splitlines()) == len(lines)
     shards = []
@@ -37,14 +40,26 @@ def test_sharded_parse_concatenates_to_the_single_parse(latent, tmp_path):
         shard = tmp_path / f"x{i:02d}"
         shard.write_text("".join(lines[lo : lo + 90]))
         out = tmp_path / f"x{i:02d}.parsed"
-        res = subprocess.run(lpcfg("parse", str(latent / "m.npz"), str(shard), "-o", str(out),
-                                   "--no-progress", "--jobs", str(1 + i % 2)),
-                             capture_output=True, text=True)  # fmt: skip
+        res = subprocess.run(
+            lpcfg(
+                "parse",
+                str(latent / "m.npz"),
+                str(shard),
+                "-o",
+                str(out),
+                "--no-progress",
+                "--jobs",
+                str(1 + i % 2),
+            ),
+            capture_output=True,
+            text=True,
+        )
         assert res.returncode == 0, res.stderr
         shards.append(out.read_text())
     assert "".join(shards) == whole.stdout
-    command = lpcfg("parse", str(latent / "m.npz"), str(latent / "test.txt"), "--no-progress",
-                    "--jobs", "2")  # fmt: skip
+    command = lpcfg(
+        "parse", str(latent / "m.npz"), str(latent / "test.txt"), "--no-progress", "--jobs", "2"
+    )
     two = subprocess.run(command, capture_output=True, text=True)
     assert two.stdout == whole.stdout
 
@@ -52,9 +67,13 @@ def test_sharded_parse_concatenates_to_the_single_parse(latent, tmp_path):
 def test_first_trees_are_written_before_the_input_ends(latent):
     """With the input still open, the first block's trees arrive on stdout."""
     sentences = (latent / "test.txt").read_text().splitlines()
-    proc = subprocess.Popen(lpcfg("parse", str(latent / "m.npz"), "-", "--no-progress"),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        lpcfg("parse", str(latent / "m.npz"), "-", "--no-progress"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write("".join(s + "\n" for s in sentences[: BLOCK + 1]))
@@ -111,6 +130,10 @@ def test_every_blas_the_engine_calls_is_held_to_one_thread(latent):
     """In a fresh process (as `parse` runs): a BLAS library first loaded by a kernel call
     inside threadpool_limits escaped the limit and ran two threads per process."""
     d = latent
-    out = subprocess.run([sys.executable, "-c", BLAS_CHECK, str(d / "m.npz"), str(d / "test.txt")],
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_CHECK, str(d / "m.npz"), str(d / "test.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "1"

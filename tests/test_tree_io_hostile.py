@@ -52,8 +52,23 @@ def balanced(line: str) -> bool:
 
 # --- item 2: brackets inside words and labels are escaped, and read back -----------------
 
-HOSTILE_TOKENS = [":-)", "(a)", "((", ")", "(", "a(b", "x)y)", "{", "]", ":-\\", "a\\", "\\)",
-                  "-LRB-", "é(ü)", "日本)"]  # fmt: skip
+HOSTILE_TOKENS = [
+    ":-)",
+    "(a)",
+    "((",
+    ")",
+    "(",
+    "a(b",
+    "x)y)",
+    "{",
+    "]",
+    ":-\\",
+    "a\\",
+    "\\)",
+    "-LRB-",
+    "é(ü)",
+    "日本)",
+]
 
 
 def test_brackets_inside_tokens_are_written_with_ptb_names():
@@ -75,13 +90,13 @@ def test_every_written_tree_is_balanced_and_reads_back_as_written(tmp_path):
 
 
 def test_evaluate_scores_escaped_words_like_any_other(tmp_path):
-    line = format_tree(Tree("S", [Tree("JJ", [":-)"]), Tree("NN", ["(a)"])]),
-                       root="TOP")  # fmt: skip
+    line = format_tree(Tree("S", [Tree("JJ", [":-)"]), Tree("NN", ["(a)"])]), root="TOP")
     result = evaluate_lines([line], [line])
     assert not result.messages and result.all.figures()["fmeasure"] == 100.0
 
 
 # --- item 3: --skip-bad resynchronises at the next tree and names what was lost ----------
+
 
 def fifty_one_trees_line_two_broken() -> str:
     lines = [f"(S (NP (NN w{i})) (VP (VB v{i})))" for i in range(51)]
@@ -101,16 +116,20 @@ def test_skip_bad_loses_only_the_broken_tree(tmp_path):
 def test_skip_bad_in_a_pretty_printed_file_resumes_at_the_next_tree(tmp_path):
     """Indented lines continue a tree; a line starting with '(' at the margin starts one, so
     a missing ')' and a later extra ')' do not silently merge the trees between them."""
-    text = ("( (S (NP (DT a))\n    (VP (V b)\n    (. .) ))\n"  # line 2 lacks a ')'
-            "( (S (NP (DT c))\n    (VP (V d))))\n"
-            "( (S (NP (DT e)) (VP (V f)))) )\n"  # a stray ')' at the end
-            "( (S (NP (DT g)) (VP (V h))))\n")  # fmt: skip
+    text = (
+        "( (S (NP (DT a))\n    (VP (V b)\n    (. .) ))\n"  # line 2 lacks a ')'
+        "( (S (NP (DT c))\n    (VP (V d))))\n"
+        "( (S (NP (DT e)) (VP (V f)))) )\n"  # a stray ')' at the end
+        "( (S (NP (DT g)) (VP (V h))))\n"
+    )
     bad = []
     recs = read_treebank([write(tmp_path, "p.mrg", text)], skip_bad=True, on_bad=bad.append)
     assert [words(r.tree) for r in recs] == [["c", "d"], ["g", "h"]]
     assert [r.line for r in recs] == [4, 7]
     assert [(e.line, e.message.rsplit("; ", 1)[-1]) for e in bad] == [
-        (1, "lost lines 1-3"), (6, "lost line 6")]  # fmt: skip
+        (1, "lost lines 1-3"),
+        (6, "lost line 6"),
+    ]
 
 
 def test_binarize_and_train_skip_bad_keep_fifty_of_fifty_one(tmp_path):
@@ -118,8 +137,10 @@ def test_binarize_and_train_skip_bad_keep_fifty_of_fifty_one(tmp_path):
     res = run("binarize", "--skip-bad", path)
     assert res.returncode == 0, res.stderr
     assert len(res.stdout.splitlines()) == 50
-    assert res.stderr == (f"lpcfg: warning: {path}:2: unbalanced brackets: '(' not closed "
-                          "before the next tree on line 3; lost line 2 (skipped)\n")  # fmt: skip
+    assert res.stderr == (
+        f"lpcfg: warning: {path}:2: unbalanced brackets: '(' not closed "
+        "before the next tree on line 3; lost line 2 (skipped)\n"
+    )
     res = run("train", "--method", "pcfg", "--skip-bad", path, "-o", str(tmp_path / "m.npz"))
     assert res.returncode == 0, res.stderr
     assert f"{path}:2: " in res.stderr and "lost line 2" in res.stderr
@@ -127,6 +148,7 @@ def test_binarize_and_train_skip_bad_keep_fifty_of_fifty_one(tmp_path):
 
 
 # --- item 5: any depth, any width, no recursion --------------------------------------------
+
 
 def right_branching(depth: int) -> Tree:
     """(X (A a0) (X (A a1) (X ... (A end)))): ``depth`` levels, binary all the way down."""
@@ -148,8 +170,11 @@ def wide(width: int) -> Tree:
     return Tree("S", [Tree(f"T{i % 7}", [f"w{i}"]) for i in range(width)])
 
 
-SHAPES = {"right-branching": lambda: right_branching(DEPTH), "unary": lambda: unary_chain(DEPTH),
-          "wide": lambda: wide(WIDTH)}  # fmt: skip
+SHAPES = {
+    "right-branching": lambda: right_branching(DEPTH),
+    "unary": lambda: unary_chain(DEPTH),
+    "wide": lambda: wide(WIDTH),
+}
 
 
 def height(tree: Tree) -> int:
@@ -221,6 +246,7 @@ def test_binarize_and_evaluate_commands_handle_deep_and_wide_trees(tmp_path):
 
 # --- item 6: an empty tree in gives () out ------------------------------------------------
 
+
 def test_reader_keeps_empty_trees_in_place(tmp_path):
     path = write(tmp_path, "e.mrg", "(S (NN a))\n()\n(TOP)\n(S (NN b))\n")
     recs = read_treebank([path])
@@ -240,6 +266,7 @@ def test_binarize_writes_one_line_per_tree_including_empty_ones():
 
 # --- item 8: a UTF-8 byte-order mark starts a file, it is not text ------------------------
 
+
 def test_byte_order_mark_is_accepted_by_the_reader(tmp_path):
     recs = read_treebank([write(tmp_path, "b.mrg", "(S (NN a))\n", bom=True)])
     assert [format_tree(r.tree) for r in recs] == ["(S (NN a))"]
@@ -251,18 +278,26 @@ def test_byte_order_mark_is_accepted_by_evaluate_in_gold_and_test(tmp_path):
     text = "(TOP (S (NP (NN a)) (VP (VB b))))\n(TOP (S (NN c) (VB d)))\n"
     plain = run("evaluate", write(tmp_path, "g.mrg", text), write(tmp_path, "t.mrg", text))
     assert plain.returncode == 0, plain.stderr
-    marked = run("evaluate", write(tmp_path, "gb.mrg", text, bom=True),
-                 write(tmp_path, "tb.mrg", text, bom=True))  # fmt: skip
+    marked = run(
+        "evaluate",
+        write(tmp_path, "gb.mrg", text, bom=True),
+        write(tmp_path, "tb.mrg", text, bom=True),
+    )
     assert (marked.returncode, marked.stdout, marked.stderr) == (0, plain.stdout, "")
 
 
 # --- parse: the same guarantees at the command line ---------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     d = tmp_path_factory.mktemp("tiny")
-    bank = "".join(f"(S (NP (DT the) (NN {n})) (VP (VB {v}) (JJ {a})))\n"
-                   for n in ("cat", "dog") for v in ("is", "looks") for a in ("big", "red"))
+    bank = "".join(
+        f"(S (NP (DT the) (NN {n})) (VP (VB {v}) (JJ {a})))\n"
+        for n in ("cat", "dog")
+        for v in ("is", "looks")
+        for a in ("big", "red")
+    )
     (d / "train.mrg").write_text(bank)
     res = run("train", "--method", "pcfg", str(d / "train.mrg"), "-o", str(d / "m.npz"))
     assert res.returncode == 0, res.stderr
@@ -270,8 +305,9 @@ def tiny_model(tmp_path_factory):
 
 
 def test_parse_writes_balanced_trees_for_bracketed_words(tiny_model):
-    res = run("parse", str(tiny_model), "--no-progress",
-              stdin="the cat is :-)\nthe (a) looks x)y\n")  # fmt: skip
+    res = run(
+        "parse", str(tiny_model), "--no-progress", stdin="the cat is :-)\nthe (a) looks x)y\n"
+    )
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert len(lines) == 2 and all(balanced(line) for line in lines)

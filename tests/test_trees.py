@@ -27,8 +27,11 @@ def write(tmp_path, name, text):
 
 def test_reads_pretty_printed_and_one_per_line(tmp_path):
     a = write(tmp_path, "a.mrg", PRETTY)
-    b = write(tmp_path, "b.mrg", "(TOP (S (NP (NNP John)) (VP (VBZ runs))))\n"
-                                   "(ROOT (NP (NN hello)))\n(S (X (Y z)))\n")  # fmt: skip
+    b = write(
+        tmp_path,
+        "b.mrg",
+        "(TOP (S (NP (NNP John)) (VP (VBZ runs))))\n(ROOT (NP (NN hello)))\n(S (X (Y z)))\n",
+    )
     recs = read_treebank([a, b])
     assert [r.line for r in recs] == [1, 5, 1, 2, 3]
     assert [r.source for r in recs] == [a, a, b, b, b]
@@ -60,8 +63,11 @@ def test_malformed_input_is_located(tmp_path, text, line, message):
 
 
 def test_empty_binary_and_invalid_utf8_files(tmp_path):
-    for content, message in ((b"", "no trees"), (b"\x00\x01(S", "binary"),
-                             (b"(S (NN caf\xe9))", "invalid UTF-8")):  # fmt: skip
+    for content, message in (
+        (b"", "no trees"),
+        (b"\x00\x01(S", "binary"),
+        (b"(S (NN caf\xe9))", "invalid UTF-8"),
+    ):
         path = tmp_path / "f.mrg"
         path.write_bytes(content)
         with pytest.raises(LpcfgError, match=message):
@@ -79,15 +85,19 @@ def test_skip_bad_reports_and_continues(tmp_path):
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ("( (S (NP-SBJ-1 (DT The) (NN cat)) (VP (VBD sat) (PP-LOC=2 (IN on) (NP (PRP it))))))",
-         "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (PRP it)))))"),
-        ("(TOP (S (NP (-NONE- *T*-1)) (VP (VBZ is) (NP (-LRB- -LRB-) (NN x) (-RRB- -RRB-)))))",
-         "(S (VP (VBZ is) (NP (-LRB- -LRB-) (NN x) (-RRB- -RRB-))))"),
+        (
+            "( (S (NP-SBJ-1 (DT The) (NN cat)) (VP (VBD sat) (PP-LOC=2 (IN on) (NP (PRP it))))))",
+            "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (PRP it)))))",
+        ),
+        (
+            "(TOP (S (NP (-NONE- *T*-1)) (VP (VBZ is) (NP (-LRB- -LRB-) (NN x) (-RRB- -RRB-)))))",
+            "(S (VP (VBZ is) (NP (-LRB- -LRB-) (NN x) (-RRB- -RRB-))))",
+        ),
         ("(ROOT (NP (NP (NP (NN dog)))))", "(NP (NN dog))"),
         ("( (NN hello))", "(NN hello)"),
         ("(S (NP (-NONE- *)) (VP (-NONE- *U*)))", None),
     ],
-)  # fmt: skip
+)
 def test_normalize(raw, expected):
     tree = parse_tree(raw)
     before = str(tree)

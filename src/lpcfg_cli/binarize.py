@@ -34,18 +34,20 @@ from lpcfg_cli.tree import Tree, is_preterminal
 class BinarizeOptions:
     """How trees are binarized; stored in models so parsing can undo it."""
 
-    horizontal: int = hyper(0, "Horizontal markovization order (siblings an intermediate "
-                            "symbol remembers).", min=0)  # fmt: skip
-    vertical: int = hyper(1, "Vertical order: 1 = none, 2 = parent annotation, 3 = "
-                          "grandparent.", min=1)  # fmt: skip
-    factor: str = hyper("right", "Factor n-ary nodes to the right or to the left.",
-                        choices=("right", "left"))  # fmt: skip
+    horizontal: int = hyper(
+        0, "Horizontal markovization order (siblings an intermediate symbol remembers).", min=0
+    )
+    vertical: int = hyper(
+        1, "Vertical order: 1 = none, 2 = parent annotation, 3 = grandparent.", min=1
+    )
+    factor: str = hyper(
+        "right", "Factor n-ary nodes to the right or to the left.", choices=("right", "left")
+    )
 
     def __post_init__(self) -> None:
         for name in ("horizontal", "vertical"):
             if not isinstance(getattr(self, name), int) or isinstance(getattr(self, name), bool):
-                raise LpcfgError(f"{name} order must be an integer, not "
-                                 f"{getattr(self, name)!r}")  # fmt: skip
+                raise LpcfgError(f"{name} order must be an integer, not {getattr(self, name)!r}")
         check(self)
 
     def to_dict(self) -> dict[str, Any]:

@@ -71,8 +71,11 @@ class LpcfgGroup(click.Group):
         except Exception as exc:  # a bug: still one line; LPCFG_DEBUG=1 shows the traceback
             if os.environ.get("LPCFG_DEBUG"):
                 raise
-            _fail(f"internal error ({type(exc).__name__}: {exc}); please report it "
-                  "(LPCFG_DEBUG=1 shows the traceback)", 2)  # fmt: skip
+            _fail(
+                f"internal error ({type(exc).__name__}: {exc}); please report it "
+                "(LPCFG_DEBUG=1 shows the traceback)",
+                2,
+            )
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -64,8 +64,9 @@ def load_config(
     for key, value in table.items():
         name = key.replace("-", "_")
         if name not in own:
-            raise LpcfgError(f"unknown option '{key}' in [{command.name}]{_suggest(name, own)}",
-                             source=path)  # fmt: skip
+            raise LpcfgError(
+                f"unknown option '{key}' in [{command.name}]{_suggest(name, own)}", source=path
+            )
         out[own[name].name] = _value(own[name], key, value, path)
     return out
 
@@ -96,8 +97,7 @@ def config_option(func: Any) -> Any:
             return
         group = ctx.parent.command if ctx.parent is not None else None
         siblings = group.commands.values() if isinstance(group, click.Group) else ()
-        ctx.default_map = {**(ctx.default_map or {}),
-                           **load_config(value, ctx.command, siblings)}  # fmt: skip
+        ctx.default_map = {**(ctx.default_map or {}), **load_config(value, ctx.command, siblings)}
 
     return click.option(
         "--config",
@@ -105,6 +105,5 @@ def config_option(func: Any) -> Any:
         is_eager=True,
         expose_value=False,
         callback=callback,
-        help="TOML file of option values, keyed by option name (command-line options "
-        "override it).",
+        help="TOML file of option values, keyed by option name (command-line options override it).",
     )(func)

@@ -66,17 +66,19 @@ def goodman_trees(
         total = best[left] + best[right]
         k = np.argmax(total, axis=1)
         best[parents] = np.where(
-            span_label[parents] >= 0, total[np.arange(len(parents)), k] + span_score[parents],
+            span_label[parents] >= 0,
+            total[np.arange(len(parents)), k] + span_score[parents],
             -np.inf,
-        )  # fmt: skip
+        )
         split[parents] = k + 1
     trees: list[Tree | None] = []
     for s, span in enumerate(layout.root_spans()):
         if span < 0 or not np.isfinite(best[span]):
             trees.append(None)
             continue
-        trees.append(_build(layout, s, int(layout.lengths[s]), split, span_label, symbols,
-                            sentences[s]))  # fmt: skip
+        trees.append(
+            _build(layout, s, int(layout.lengths[s]), split, span_label, symbols, sentences[s])
+        )
     return trees
 
 

@@ -77,13 +77,15 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             if b"\x00" in raw:
-                raise LpcfgError("binary data (NUL byte), not a text file", source=name,
-                                 line=number)  # fmt: skip
+                raise LpcfgError(
+                    "binary data (NUL byte), not a text file", source=name, line=number
+                )
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise LpcfgError(f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", source=name,
-                                 line=number) from None  # fmt: skip
+                raise LpcfgError(
+                    f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", source=name, line=number
+                ) from None
             yield text[:-1] if text.endswith("\n") else text
 
 
@@ -152,8 +154,7 @@ def _check_replaceable(target: str, real: str, exists: bool) -> None:
     if exists and not os.access(real, os.W_OK):
         raise LpcfgError("permission denied (file is not writable)", source=target)
     if not os.access(directory, os.W_OK):
-        raise LpcfgError(f"permission denied (folder {directory} is not writable)",
-                         source=target)  # fmt: skip
+        raise LpcfgError(f"permission denied (folder {directory} is not writable)", source=target)
 
 
 @contextlib.contextmanager
@@ -205,10 +206,13 @@ def check_output(
     _writes_through(os.fspath(path))
     if os.path.exists(path):
         for other in inputs:
-            if other and str(other) != "-" and os.path.exists(other) \
-                    and os.path.samefile(other, path):  # fmt: skip
-                raise LpcfgError(f"-o {path} is also an input of this run: it would be "
-                                 "overwritten")  # fmt: skip
+            if (
+                other
+                and str(other) != "-"
+                and os.path.exists(other)
+                and os.path.samefile(other, path)
+            ):
+                raise LpcfgError(f"-o {path} is also an input of this run: it would be overwritten")
 
 
 @contextlib.contextmanager

@@ -210,12 +210,14 @@ def build_grammar(
         _check_normal_form(tree, i)
     all_words = [w for t in trees for w in leaves(t)]
     known = Lexicon.known_words(all_words, rare)
-    scheme = Signatures.learn([
-        (node[0], node.label())
-        for tree in trees
-        for node in iter_nodes(tree)
-        if is_preterminal(node) and node[0] not in known
-    ])  # fmt: skip
+    scheme = Signatures.learn(
+        [
+            (node[0], node.label())
+            for tree in trees
+            for node in iter_nodes(tree)
+            if is_preterminal(node) and node[0] not in known
+        ]
+    )
     # A label that is a phrase somewhere gets a symbol of its own for its pre-terminal uses.
     phrases = {n.label() for t in trees for n in iter_nodes(t) if not is_preterminal(n)}
 

@@ -63,8 +63,11 @@ def check(options: Any) -> None:
     """Raise ``LpcfgError`` for a hyper-parameter of ``options`` outside its range."""
     for f, spec in hyper_fields(type(options)):
         value = getattr(options, f.name)
-        values = value.values() if isinstance(value, dict) else (
-            value if isinstance(value, tuple) else (value,))  # fmt: skip
+        values = (
+            value.values()
+            if isinstance(value, dict)
+            else (value if isinstance(value, tuple) else (value,))
+        )
         for v in values:
             _check_one(f.name, spec, v)
 

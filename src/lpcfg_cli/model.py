@@ -51,8 +51,11 @@ def without_timings(meta: Any) -> Any:
     """``meta`` without its wall-clock timings (keys ``seconds`` or ``*_seconds``, at any
     depth): what two trainings with the same options and seed have in common."""
     if isinstance(meta, dict):
-        return {k: without_timings(v) for k, v in meta.items()
-                if not (k == "seconds" or k.endswith("_seconds"))}  # fmt: skip
+        return {
+            k: without_timings(v)
+            for k, v in meta.items()
+            if not (k == "seconds" or k.endswith("_seconds"))
+        }
     if isinstance(meta, list):
         return [without_timings(v) for v in meta]
     return meta
@@ -126,9 +129,15 @@ class LPCFG:
         nb = int((states[g.binary[:, 0]] * states[g.binary[:, 1]] * states[g.binary[:, 2]]).sum())
         nl = int(states[g.lexical[:, 0]].sum())
         return cls(
-            grammar, states, np.zeros(nb), np.zeros(nl), np.zeros(int(states.sum())), coarse,
-            form, dict(meta or {}),
-        )  # fmt: skip
+            grammar,
+            states,
+            np.zeros(nb),
+            np.zeros(nl),
+            np.zeros(int(states.sum())),
+            coarse,
+            form,
+            dict(meta or {}),
+        )
 
     @property
     def max_states(self) -> int:
@@ -154,21 +163,35 @@ class LPCFG:
         binarization)."""
         parts = [*((self,) + self.members), *(m for o in others for m in (o, *o.members))]
         for other in parts[1:]:
-            same = (other.grammar.symbols == self.grammar.symbols
-                    and other.grammar.words == self.grammar.words
-                    and np.array_equal(other.grammar.binary, self.grammar.binary)
-                    and np.array_equal(other.grammar.lexical, self.grammar.lexical)
-                    and np.array_equal(other.coarse.binary, self.coarse.binary)
-                    and np.array_equal(other.coarse.lexical, self.coarse.lexical))  # fmt: skip
+            same = (
+                other.grammar.symbols == self.grammar.symbols
+                and other.grammar.words == self.grammar.words
+                and np.array_equal(other.grammar.binary, self.grammar.binary)
+                and np.array_equal(other.grammar.lexical, self.grammar.lexical)
+                and np.array_equal(other.coarse.binary, self.coarse.binary)
+                and np.array_equal(other.coarse.lexical, self.coarse.lexical)
+            )
             if not same:
-                raise LpcfgError("the models of an ensemble must be trained on the same trees "
-                                 "with the same binarization (their grammars differ)")  # fmt: skip
+                raise LpcfgError(
+                    "the models of an ensemble must be trained on the same trees "
+                    "with the same binarization (their grammars differ)"
+                )
         first = parts[0]
         meta = {**first.meta, "ensemble": [m.meta.get("method") for m in parts]}
-        return LPCFG(first.grammar, first.states, first.binary, first.lexical, first.root,
-                     first.coarse, first.form, meta, tuple(
-                         LPCFG(m.grammar, m.states, m.binary, m.lexical, m.root, m.coarse,
-                               m.form, m.meta) for m in parts[1:]))  # fmt: skip
+        return LPCFG(
+            first.grammar,
+            first.states,
+            first.binary,
+            first.lexical,
+            first.root,
+            first.coarse,
+            first.form,
+            meta,
+            tuple(
+                LPCFG(m.grammar, m.states, m.binary, m.lexical, m.root, m.coarse, m.form, m.meta)
+                for m in parts[1:]
+            ),
+        )
 
     def padded_binary(self) -> np.ndarray:
         """``(R, M, M * M)`` rule tensors, zero beyond each symbol's states."""
@@ -181,10 +204,16 @@ class LPCFG:
 
     @classmethod
     def from_padded(
-        cls, grammar: Grammar, states: np.ndarray, binary: np.ndarray, lexical: np.ndarray,
-        root: np.ndarray, coarse: PCFGParams, form: str = "probabilistic",
+        cls,
+        grammar: Grammar,
+        states: np.ndarray,
+        binary: np.ndarray,
+        lexical: np.ndarray,
+        root: np.ndarray,
+        coarse: PCFGParams,
+        form: str = "probabilistic",
         meta: dict[str, Any] | None = None,
-    ) -> LPCFG:  # fmt: skip
+    ) -> LPCFG:
         """A model from padded arrays (``padded_binary`` and friends; entries beyond each
         symbol's ``states`` are dropped)."""
         states = np.asarray(states, dtype=np.int64)
@@ -192,9 +221,15 @@ class LPCFG:
         keep = _binary_mask(g, states, m)
         sym_keep = np.arange(m)[None, :] < states[:, None]
         return cls(
-            g, states, binary.reshape(g.n_binary, m, m, m)[keep],
-            lexical[sym_keep[g.lexical[:, 0]]], root[sym_keep], coarse, form, dict(meta or {}),
-        )  # fmt: skip
+            g,
+            states,
+            binary.reshape(g.n_binary, m, m, m)[keep],
+            lexical[sym_keep[g.lexical[:, 0]]],
+            root[sym_keep],
+            coarse,
+            form,
+            dict(meta or {}),
+        )
 
     def padded_lexical(self) -> np.ndarray:
         """``(L, M)`` lexical parameters, zero beyond each symbol's states."""
@@ -243,8 +278,9 @@ class LPCFG:
             "coarse_root": self.coarse.root,
         }
         for i, m in enumerate(self.members):
-            arrays.update({f"member{i}_{k}": getattr(m, k)
-                           for k in ("states", "binary", "lexical", "root")})  # fmt: skip
+            arrays.update(
+                {f"member{i}_{k}": getattr(m, k) for k in ("states", "binary", "lexical", "root")}
+            )
         with atomic_output(path, "wb") as fh:
             _write_npz(fh, arrays)
 
@@ -280,13 +316,18 @@ class LPCFG:
             )
             extra = {k: v for k, v in meta.items() if k not in ("grammar", "form", "members")}
             members = tuple(
-                cls(grammar, arrays[f"member{i}_states"],
+                cls(
+                    grammar,
+                    arrays[f"member{i}_states"],
                     np.asarray(arrays[f"member{i}_binary"], dtype=np.float64),
                     np.asarray(arrays[f"member{i}_lexical"], dtype=np.float64),
-                    np.asarray(arrays[f"member{i}_root"], dtype=np.float64), coarse,
-                    form=str(m.get("form")), meta={k: v for k, v in m.items() if k != "form"})
+                    np.asarray(arrays[f"member{i}_root"], dtype=np.float64),
+                    coarse,
+                    form=str(m.get("form")),
+                    meta={k: v for k, v in m.items() if k != "form"},
+                )
                 for i, m in enumerate(meta.get("members", []))
-            )  # fmt: skip
+            )
             for member in members:
                 member.validate()
             model = cls(
@@ -339,8 +380,10 @@ def _check_version(version: Any, name: str) -> None:
     elif type(version) is not int:
         message = f"model file has a malformed format version {version!r} ({reads})"
     elif version > FORMAT_VERSION:
-        message = (f"model file has format version {version}, written by a newer lpcfg "
-                   f"({reads}: upgrade lpcfg)")  # fmt: skip
+        message = (
+            f"model file has format version {version}, written by a newer lpcfg "
+            f"({reads}: upgrade lpcfg)"
+        )
     else:
         message = f"model file has format version {version} ({reads})"
     raise LpcfgError(message, source=name)
@@ -377,16 +420,18 @@ def _read_npz(path: str | os.PathLike[str], name: str) -> dict[str, np.ndarray]:
         if not magic:
             raise LpcfgError("empty file, not an lpcfg model file", source=name)
         if magic.startswith(_NPY_MAGIC):
-            raise LpcfgError("a single numpy array (.npy), not an lpcfg model file (.npz)",
-                             source=name)  # fmt: skip
+            raise LpcfgError(
+                "a single numpy array (.npy), not an lpcfg model file (.npz)", source=name
+            )
         if not magic.startswith(_ZIP_MAGIC):
             raise LpcfgError("not an lpcfg model file (not an .npz archive)", source=name)
         try:
             with np.load(fh, allow_pickle=False) as data:
                 return {k: data[k] for k in data.files}
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise LpcfgError(f"not an lpcfg model file (a truncated or corrupt .npz archive: "
-                             f"{exc})", source=name) from None  # fmt: skip
+            raise LpcfgError(
+                f"not an lpcfg model file (a truncated or corrupt .npz archive: {exc})", source=name
+            ) from None
         except (OSError, ValueError) as exc:
             raise LpcfgError(f"not an lpcfg model file ({exc})", source=name) from None
 

@@ -48,14 +48,19 @@ class ParserOptions:
     """How ``Parser`` prunes and which sentences it leaves unparsed (``lpcfg parse``'s
     options, and those of dev scoring during training)."""
 
-    prune: float = hyper(PRUNE, "Coarse-to-fine posterior threshold (0 = no pruning).",
-                         min=0.0, max=1.0)  # fmt: skip
-    max_length: int | None = hyper(None, "Longer sentences get a flat fallback tree instead "
-                                   "of a parse.", min=1, kind="int")  # fmt: skip
+    prune: float = hyper(
+        PRUNE, "Coarse-to-fine posterior threshold (0 = no pruning).", min=0.0, max=1.0
+    )
+    max_length: int | None = hyper(
+        None, "Longer sentences get a flat fallback tree instead of a parse.", min=1, kind="int"
+    )
     # Dev split, bundle of 3 split-merge seeds: strict F1 87.79 (product), 87.49 (mean).
-    combine: str = hyper("product", "How the models of an ensemble (lpcfg bundle) vote: the "
-                         "product of their posteriors, or their mean.",
-                         choices=("product", "mean"))  # fmt: skip
+    combine: str = hyper(
+        "product",
+        "How the models of an ensemble (lpcfg bundle) vote: the "
+        "product of their posteriors, or their mean.",
+        choices=("product", "mean"),
+    )
 
     def __post_init__(self) -> None:
         check(self)
@@ -116,8 +121,11 @@ class Parser:
         # without singular-value guards can hold 1e30 and more) would overflow to inf and
         # poison every chart: such models run in float64.
         models = (model, *model.members)
-        largest = max(max(float(a.max(initial=0.0)), -float(a.min(initial=0.0)))
-                      for m in models for a in (m.binary, m.lexical, m.root))  # fmt: skip
+        largest = max(
+            max(float(a.max(initial=0.0)), -float(a.min(initial=0.0)))
+            for m in models
+            for a in (m.binary, m.lexical, m.root)
+        )
         dtype = np.float32 if largest < 1e20 else np.float64
         # One latent grammar per model of an ensemble; none for the bare treebank PCFG,
         # whose coarse pass already gives the posteriors.
@@ -209,8 +217,11 @@ class Parser:
         lo, hi = self.lex_word_ptr[ids_a], self.lex_word_ptr[ids_a + 1]
         counts = hi - lo
         rules = self.lex_by_word[ragged_ranges(lo, counts)]
-        return (np.repeat(np.asarray(spans, dtype=np.int64), counts), rules,
-                np.repeat(np.asarray(weights, dtype=np.float64), counts))  # fmt: skip
+        return (
+            np.repeat(np.asarray(spans, dtype=np.int64), counts),
+            rules,
+            np.repeat(np.asarray(weights, dtype=np.float64), counts),
+        )
 
     def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
         g = self.model.grammar
@@ -225,8 +236,7 @@ class Parser:
             shape=(n1.stop - n1.start, g.n_symbols),
         ).toarray()
         t0 = time.perf_counter()
-        keys, mu, log_z = coarse_posteriors(self.coarse, layout, lex_scores,
-                                            self.model.coarse.root)  # fmt: skip
+        keys, mu, log_z = coarse_posteriors(self.coarse, layout, lex_scores, self.model.coarse.root)
         self.stats.coarse_seconds += time.perf_counter() - t0
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
@@ -311,7 +321,5 @@ class Parser:
             base = labels.bottom_label(tag) if tag is not None else "XX"
             leaves.append(Tree(base, [word]))
         roots = np.where(self.root_ok & g.is_interterminal, coarse.root, -1.0)
-        label = (
-            labels.top_label(g.symbols[int(np.argmax(roots))]) if roots.max() > 0 else "S"
-        )
+        label = labels.top_label(g.symbols[int(np.argmax(roots))]) if roots.max() > 0 else "S"
         return ParseResult(Tree(label, leaves), fallback=reason)

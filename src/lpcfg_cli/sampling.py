@@ -39,8 +39,10 @@ def random_lpcfg(
     binary = []
     for a in range(n_inter):
         children = [n_inter + p for p in range(n_pre)] + list(range(a + 1, n_inter))
-        pairs = {(int(rng.choice(children)), int(rng.choice(children)))
-                 for _ in range(rules_per_symbol * 3)}  # fmt: skip
+        pairs = {
+            (int(rng.choice(children)), int(rng.choice(children)))
+            for _ in range(rules_per_symbol * 3)
+        }
         for b, c in sorted(pairs)[:rules_per_symbol]:
             binary.append((a, b, c))
     lexical = []
@@ -51,8 +53,12 @@ def random_lpcfg(
     m = np.full(len(symbols), states, dtype=np.int64)
     root = np.zeros(len(symbols))
     root[0] = 1.0
-    model = LPCFG.zeros(grammar, m, PCFGParams(np.zeros(len(binary)), np.zeros(len(lexical)),
-                                               root), meta={"method": "random"})  # fmt: skip
+    model = LPCFG.zeros(
+        grammar,
+        m,
+        PCFGParams(np.zeros(len(binary)), np.zeros(len(lexical)), root),
+        meta={"method": "random"},
+    )
     for a in range(len(symbols)):
         rules = np.flatnonzero(grammar.binary[:, 0] == a)
         lex = np.flatnonzero(grammar.lexical[:, 0] == a)

@@ -94,7 +94,11 @@ class Patience(Generic[T]):
         self.seen += 1
         if self.best is None or score > self.best_score:
             self.best, self.best_score, self.best_index, self.stale = (
-                candidate, score, self.seen, 0)  # fmt: skip
+                candidate,
+                score,
+                self.seen,
+                0,
+            )
             return True
         self.stale += 1
         return False

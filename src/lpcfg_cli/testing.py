@@ -22,10 +22,14 @@ from lpcfg_cli.sampling import sample_trees
 # The spectral algorithm as the papers state it (figures 7-8 of Cohen et al. 2014: no
 # smoothing, no frequency cap, simple templates), which must be consistent.
 PAPER_SPECTRAL = SpectralOptions(
-    min_singular=1e-6, state_count=0, moment_smoothing=0, lexical_weight=1.0, lexical_count=0,
+    min_singular=1e-6,
+    state_count=0,
+    moment_smoothing=0,
+    lexical_weight=1.0,
+    lexical_count=0,
     inside_features=("rule", "rule+left", "rule+right", "word"),
     outside_features=("parent", "parent2", "up1"),
-)  # fmt: skip
+)
 # The shipped defaults without the frequency cap (the small samples would cap every symbol).
 ENGINEERED_SPECTRAL = SpectralOptions(min_singular=1e-6, state_count=0)
 # The pivot learner with nothing that biases it toward the treebank PCFG.
@@ -42,11 +46,15 @@ def pivot_lpcfg(seed: int = 0) -> LPCFG:
     S, A, X, Y = range(4)
     # rule -> (allowed parent states, allowed left child states, allowed right states)
     rules = {
-        (S, X, Y): ([0], [0], [0]), (S, Y, X): ([1], [1], [1]),
-        (S, A, Y): ([0, 1], [0], [0, 1]), (S, Y, A): ([0, 1], [0, 1], [1]),
-        (A, X, X): ([0], [0, 1], [0, 1]), (A, Y, Y): ([1], [0, 1], [0, 1]),
-        (A, S, X): ([0, 1], [0], [0, 1]), (A, X, S): ([0, 1], [0, 1], [1]),
-    }  # fmt: skip
+        (S, X, Y): ([0], [0], [0]),
+        (S, Y, X): ([1], [1], [1]),
+        (S, A, Y): ([0, 1], [0], [0, 1]),
+        (S, Y, A): ([0, 1], [0, 1], [1]),
+        (A, X, X): ([0], [0, 1], [0, 1]),
+        (A, Y, Y): ([1], [0, 1], [0, 1]),
+        (A, S, X): ([0, 1], [0], [0, 1]),
+        (A, X, S): ([0, 1], [0, 1], [1]),
+    }
     lexical = [(X, w) for w in range(4)] + [(Y, w) for w in range(4, 8)]
     g = Grammar(symbols, words, words, np.array(list(rules)), np.array(lexical))
     m = np.full(4, 2)

@@ -173,11 +173,14 @@ def _split_trees(
             pending.clear()
             first, resume = line, boundary
             if resume == n:
-                problem = (f"unbalanced brackets: {scan.open_at_end(i)} '(' not closed at end "
-                           "of input")  # fmt: skip
+                problem = (
+                    f"unbalanced brackets: {scan.open_at_end(i)} '(' not closed at end of input"
+                )
             else:
-                problem = ("unbalanced brackets: '(' not closed before the next tree on line "
-                           f"{scan.token_line(resume)}")  # fmt: skip
+                problem = (
+                    "unbalanced brackets: '(' not closed before the next tree on line "
+                    f"{scan.token_line(resume)}"
+                )
         else:  # a stray ")" or word between trees: lost with the trees ending on its line
             first = pending[0][1] if pending else line
             pending.clear()
@@ -252,8 +255,7 @@ def _parse_one(chunk: str, source: str, line: int) -> Tree:
             raise LpcfgError(f"empty constituent ({node.label()})", source=source, line=line)
         words = [k for k in kids if isinstance(k, str)]
         if words and node is tree and node.label() in ROOT_LABELS:
-            raise LpcfgError(f"word {words[0]!r} without a pre-terminal", source=source,
-                             line=line)  # fmt: skip
+            raise LpcfgError(f"word {words[0]!r} without a pre-terminal", source=source, line=line)
     return tree
 
 

@@ -18,8 +18,9 @@ def _warn(err: LpcfgError) -> None:
 
 @click.command(name="binarize")
 @config_option
-@click.argument("inputs", metavar="[INPUT]...", nargs=-1,
-                type=click.Path(dir_okay=False, allow_dash=True))  # fmt: skip
+@click.argument(
+    "inputs", metavar="[INPUT]...", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True)
+)
 @output_option("trees")
 @binarization_options
 @click.option(

@@ -12,8 +12,9 @@ from lpcfg_cli.model import LPCFG
 
 @click.command(name="bundle")
 @config_option
-@click.argument("models", nargs=-1, required=True,
-                type=click.Path(dir_okay=False, allow_dash=False))  # fmt: skip
+@click.argument(
+    "models", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=False)
+)
 @model_output_option("Ensemble model file")
 def command(models: tuple[str, ...], output: str) -> None:
     """Bundle MODELS (trained on the same trees with the same binarization, e.g. EM or

@@ -99,16 +99,23 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
     help_text = spec.help
     kwargs: dict[str, Any] = {"help": help_text}
     if isinstance(default, bool):
-        return click.option(f"{flag}/--no-{flag[2:]}", name, default=default,
-                            show_default=True, help=help_text)  # fmt: skip
+        return click.option(
+            f"{flag}/--no-{flag[2:]}", name, default=default, show_default=True, help=help_text
+        )
     if isinstance(default, dict):
-        return click.option(flag, name, multiple=True, metavar=spec.metavar,
-                            callback=_mapping(spec), help=help_text)  # fmt: skip
+        return click.option(
+            flag, name, multiple=True, metavar=spec.metavar, callback=_mapping(spec), help=help_text
+        )
     kinds = {type(d).__name__ for _, d, _ in found}
     if kinds & {"tuple"}:
-        items = "int" if any(isinstance(d, int) or (isinstance(d, tuple) and d and
-                                                    isinstance(d[0], int)) for d in defaults)  \
-            else "str"  # fmt: skip
+        items = (
+            "int"
+            if any(
+                isinstance(d, int) or (isinstance(d, tuple) and d and isinstance(d[0], int))
+                for d in defaults
+            )
+            else "str"
+        )
         kwargs["callback"] = _listing(items, spec)
         kwargs["type"] = str
         kwargs["metavar"] = spec.metavar or ("N[,N...]" if items == "int" else "NAME[,...]")
@@ -134,8 +141,11 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
 
 def _plain(value: Any) -> Any:
     """A one-value grid is its value (``states``: 8 for em, (8,) for spectral agree)."""
-    return value[0] if isinstance(value, tuple) and len(value) == 1 and \
-        isinstance(value[0], int) else value  # fmt: skip
+    return (
+        value[0]
+        if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], int)
+        else value
+    )
 
 
 def _show(value: Any) -> str:
@@ -157,8 +167,9 @@ def _listing(items: str, spec: Spec) -> Callable[[click.Context, click.Parameter
         except ValueError:
             numbers = ()
         if not numbers:
-            raise click.UsageError(f"{flag} must be a whole number or a comma-separated "
-                                   f"list, not {value!r}", ctx)  # fmt: skip
+            raise click.UsageError(
+                f"{flag} must be a whole number or a comma-separated list, not {value!r}", ctx
+            )
         if spec.min is not None and min(numbers) < spec.min:
             raise click.UsageError(f"{flag} must be at least {spec.min:g}", ctx)
         return numbers
@@ -179,8 +190,11 @@ def _mapping(spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]
                 n = None
             if not sep or not key or n is None or (spec.min is not None and n < spec.min):
                 flag = max(param.opts, key=len)
-                raise click.UsageError(f"{flag} takes {spec.metavar} with a whole number >= "
-                                       f"{spec.min:g}, not {item!r}", ctx)  # fmt: skip
+                raise click.UsageError(
+                    f"{flag} takes {spec.metavar} with a whole number >= "
+                    f"{spec.min:g}, not {item!r}",
+                    ctx,
+                )
             out[key] = n
         return out
 
@@ -288,4 +302,3 @@ def unused(ctx: click.Context, name: str, why: str, *, refuse: bool = True) -> N
         raise click.UsageError(f"{flag} has no effect {why}: drop {flag}", ctx)
     else:
         warn(f"{flag} has no effect {why}: ignored")
-

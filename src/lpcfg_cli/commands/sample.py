@@ -104,7 +104,9 @@ def command(
         if model is not None:
             raise click.UsageError(
                 f"--random-grammar writes a new grammar to {random_grammar}: it does not use "
-                f"MODEL {model} (sample from it in a second run)", ctx)  # fmt: skip
+                f"MODEL {model} (sample from it in a second run)",
+                ctx,
+            )
         for name in ("count", "latent", "binarized", "output"):
             unused(ctx, name, "with --random-grammar (it writes a grammar, not trees)")
         check_output(random_grammar)

@@ -133,8 +133,10 @@ def command(
     t0 = time.perf_counter()
     data = prepare(treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn)
     s = data.summary
-    report(f"{s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
-           f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules")  # fmt: skip
+    report(
+        f"{s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
+        f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules"
+    )
     progress = Progress(report=report, bar=progress_bar)
     model = learner.fit(data, dev_set, start, progress)
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
@@ -156,8 +158,11 @@ def _check_files(
         return None
     start = LPCFG.load(init)
     if start.form != "probabilistic":
-        raise LpcfgError("--init needs a probabilistic model (em, pivot, pivot+em, pcfg), "
-                         f"not a {start.meta.get('method', start.form)} one", source=init)
+        raise LpcfgError(
+            "--init needs a probabilistic model (em, pivot, pivot+em, pcfg), "
+            f"not a {start.meta.get('method', start.form)} one",
+            source=init,
+        )
     return start
 
 
@@ -170,8 +175,11 @@ def _check_unused(
     if not learner.takes_dev:
         unused(ctx, "dev", f"with --method {method} (it has nothing to select)")
     if not learner.takes_start:
-        why = (f"it starts from the {learner.learners[0].method} model"
-               if isinstance(learner, Chain) else "EM only")  # fmt: skip
+        why = (
+            f"it starts from the {learner.learners[0].method} model"
+            if isinstance(learner, Chain)
+            else "EM only"
+        )
         unused(ctx, "init", f"with --method {method} ({why})")
     inert = learner.inert(dev is not None, "with --init" if init else None)
     for name in HYPER:
@@ -183,5 +191,4 @@ def _check_unused(
             users = ", ".join(m.name for m in METHODS.values() if m.uses(name))
             unused(ctx, name, f"with --method {method} (used by {users})")
     if not dev:
-        unused(ctx, "jobs", "without --dev (worker processes parse the dev trees)",
-               refuse=False)  # fmt: skip
+        unused(ctx, "jobs", "without --dev (worker processes parse the dev trees)", refuse=False)

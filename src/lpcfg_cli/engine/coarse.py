@@ -70,8 +70,9 @@ def _weighted(chart, base, stride, shift, syms, count, lo_ext, hi_ext, i, j, w, 
         lo, hi = max(lo_ext[b], i + 1), min(hi_ext[b], j - 1)
         if lo <= hi:
             row = base + b * stride + shift
-            _times(chart[row + lo : row + hi + 1], w[lo - i - 1 : hi - i],
-                   out[b, lo - i - 1 : hi - i])  # fmt: skip
+            _times(
+                chart[row + lo : row + hi + 1], w[lo - i - 1 : hi - i], out[b, lo - i - 1 : hi - i]
+            )
 
 
 @nb.njit(cache=True, nogil=True)
@@ -162,8 +163,20 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob)
                     continue
                 for k in range(i + 1, j):
                     w[k - i - 1] = split_weight(sc[i, k] + sc[k, j], top)
-                _weighted(ins_s, sbase[i], n - i, -i - 1, s_syms[i], s_cnt[i], lo_end[i],
-                          hi_end[i], i, j, w, lw)  # fmt: skip
+                _weighted(
+                    ins_s,
+                    sbase[i],
+                    n - i,
+                    -i - 1,
+                    s_syms[i],
+                    s_cnt[i],
+                    lo_end[i],
+                    hi_end[i],
+                    i,
+                    j,
+                    w,
+                    lw,
+                )
                 erow = ebase[j]
                 for t in range(s_cnt[i]):
                     b = s_syms[i, t]
@@ -236,10 +249,23 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob)
                 beta[a] = out_s[sbase[i] + a * (n - i) + j - i - 1] + out_e[ebase[j] + a * j + i]
             for k in range(i + 1, j):
                 w[k - i - 1] = split_weight(sc[i, k] + sc[k, j], sc[i, j])
-            _weighted(ins_s, sbase[i], n - i, -i - 1, s_syms[i], s_cnt[i], lo_end[i],
-                      hi_end[i], i, j, w, lw)  # fmt: skip
-            _weighted(ins_e, ebase[j], j, 0, e_syms[j], e_cnt[j], lo_start[j], hi_start[j],
-                      i, j, w, rw)  # fmt: skip
+            _weighted(
+                ins_s,
+                sbase[i],
+                n - i,
+                -i - 1,
+                s_syms[i],
+                s_cnt[i],
+                lo_end[i],
+                hi_end[i],
+                i,
+                j,
+                w,
+                lw,
+            )
+            _weighted(
+                ins_e, ebase[j], j, 0, e_syms[j], e_cnt[j], lo_start[j], hi_start[j], i, j, w, rw
+            )
             for t in range(s_cnt[i]):
                 b = s_syms[i, t]
                 blo, bhi = max(lo_end[i, b], i + 1), min(hi_end[i, b], j - 1)

@@ -51,8 +51,14 @@ class CoarseGrammar:
         pair_left = left[starts]
         left_ptr = np.searchsorted(pair_left, np.arange(n_symbols + 1)).astype(np.int64)
         pair_ptr = np.append(starts, len(order)).astype(np.int64)
-        return cls(n_symbols, left_ptr, right[starts].copy(), pair_ptr,
-                   rules[order, 0].copy(), prob[order].copy())  # fmt: skip
+        return cls(
+            n_symbols,
+            left_ptr,
+            right[starts].copy(),
+            pair_ptr,
+            rules[order, 0].copy(),
+            prob[order].copy(),
+        )
 
 
 @dataclass
@@ -112,18 +118,32 @@ class LatentGrammar:
         if dtype == np.float32:
             stacked[np.abs(stacked) < FLUSH] = 0.0  # keep products out of subnormal range
         return cls(
-            n, m, rules, order, rules[order, 0].copy(), ptr, pair_group, stacked,
-            np.ascontiguousarray(lexical, dtype=dtype), np.asarray(lexical_parent, np.int64),
+            n,
+            m,
+            rules,
+            order,
+            rules[order, 0].copy(),
+            ptr,
+            pair_group,
+            stacked,
+            np.ascontiguousarray(lexical, dtype=dtype),
+            np.asarray(lexical_parent, np.int64),
             np.ascontiguousarray(root, dtype=dtype),
-        )  # fmt: skip
+        )
 
     @classmethod
     def from_model(cls, model, dtype: type = np.float64) -> LatentGrammar:
         """Arrange an ``LPCFG``'s parameters (per-symbol state counts padded to the largest)."""
         g = model.grammar
-        return cls.from_arrays(g.n_symbols, g.binary, model.padded_binary(),
-                               model.padded_lexical(), g.lexical[:, 0], model.padded_root(),
-                               dtype)  # fmt: skip
+        return cls.from_arrays(
+            g.n_symbols,
+            g.binary,
+            model.padded_binary(),
+            model.padded_lexical(),
+            g.lexical[:, 0],
+            model.padded_root(),
+            dtype,
+        )
 
     def with_parameters(
         self, tensors: np.ndarray, lexical: np.ndarray, root: np.ndarray
@@ -132,11 +152,18 @@ class LatentGrammar:
         r, m = tensors.shape[0], self.m
         stacked = np.ascontiguousarray(tensors[self.rule_order], dtype=self.dtype)
         return LatentGrammar(
-            self.n_symbols, m, self.rules, self.rule_order, self.rule_parent, self.group_ptr,
-            self.pair_group, stacked.reshape(r * m, m * m),
-            np.ascontiguousarray(lexical, dtype=self.dtype), self.lexical_parent,
+            self.n_symbols,
+            m,
+            self.rules,
+            self.rule_order,
+            self.rule_parent,
+            self.group_ptr,
+            self.pair_group,
+            stacked.reshape(r * m, m * m),
+            np.ascontiguousarray(lexical, dtype=self.dtype),
+            self.lexical_parent,
             np.ascontiguousarray(root, dtype=self.dtype),
-        )  # fmt: skip
+        )
 
     def unsort(self, counts: np.ndarray) -> np.ndarray:
         """Per-rule arrays in grouped order back to the grammar's rule order."""

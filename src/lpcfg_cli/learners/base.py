@@ -44,8 +44,10 @@ class Progress:
 SILENT = Progress()
 
 SEED_HELP = "Random seed (a whole number >= 0); the same seed gives the same result."
-STATES_HELP = ("Latent states per nonterminal (upper bound where a method adapts it); spectral "
-               "with --dev also takes a comma-separated grid, e.g. 8,16,24,32.")  # fmt: skip
+STATES_HELP = (
+    "Latent states per nonterminal (upper bound where a method adapts it); spectral "
+    "with --dev also takes a comma-separated grid, e.g. 8,16,24,32."
+)
 
 
 class Learner:
@@ -75,8 +77,9 @@ class Learner:
         self.check(dev is not None)
         return self._fit(data, dev, start, progress)
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         raise NotImplementedError
 
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
@@ -103,8 +106,9 @@ class Chain(Learner):
         self.learners = learners
         self.options = tuple(lr.options for lr in learners)
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         """Each learner from the previous one's model; the steps before the last are kept
         in the model's metadata under ``chain``."""
         model, steps = None, []

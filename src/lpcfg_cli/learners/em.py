@@ -51,14 +51,21 @@ class EMOptions:
     states: int = hyper(8, STATES_HELP, min=1)
     iterations: int = hyper(20, "EM iterations.", min=0)
     seed: int = hyper(0, SEED_HELP, min=0)
-    tol: float = hyper(1e-5, "EM stops when the relative log-likelihood change is below this.",
-                       min=0.0)  # fmt: skip
-    smoothing: float = hyper(0.01, "EM: weight pulling each state's rule distribution to the "
-                             "state average.", min=0.0, max=1.0)  # fmt: skip
-    noise: float = hyper(0.1, "EM: relative random perturbation of the split PCFG it starts "
-                         "from.", min=0.0)  # fmt: skip
-    dev_f1_every: int = hyper(5, "With --dev: parse and score the dev set every N EM "
-                              "iterations.", min=1)  # fmt: skip
+    tol: float = hyper(
+        1e-5, "EM stops when the relative log-likelihood change is below this.", min=0.0
+    )
+    smoothing: float = hyper(
+        0.01,
+        "EM: weight pulling each state's rule distribution to the state average.",
+        min=0.0,
+        max=1.0,
+    )
+    noise: float = hyper(
+        0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
+    )
+    dev_f1_every: int = hyper(
+        5, "With --dev: parse and score the dev set every N EM iterations.", min=1
+    )
     patience: int = 2  # dev F1 scores without improvement before stopping
     lexicon_smoothing: float = 0.05  # weight of the treebank lexicon in every emission
 
@@ -78,12 +85,24 @@ class Params:
 
     @classmethod
     def from_model(cls, model: LPCFG) -> Params:
-        return cls(model.states.copy(), model.padded_binary().copy(), model.padded_lexical(),
-                   model.padded_root())  # fmt: skip
+        return cls(
+            model.states.copy(),
+            model.padded_binary().copy(),
+            model.padded_lexical(),
+            model.padded_root(),
+        )
 
     def to_model(self, grammar: Grammar, coarse: Any, meta: dict[str, Any]) -> LPCFG:
-        return LPCFG.from_padded(grammar, self.states, self.binary, self.lexical, self.root,
-                                 coarse, "probabilistic", meta)  # fmt: skip
+        return LPCFG.from_padded(
+            grammar,
+            self.states,
+            self.binary,
+            self.lexical,
+            self.root,
+            coarse,
+            "probabilistic",
+            meta,
+        )
 
 
 @dataclass
@@ -103,9 +122,13 @@ class Trees:
         self.charts = TreeCharts.build(bank, grammar.n_symbols)
         zeros = np.zeros((grammar.n_binary, m, m * m))
         self.layout = LatentGrammar.from_arrays(
-            grammar.n_symbols, grammar.binary, zeros, np.zeros((grammar.n_lexical, m)),
-            grammar.lexical[:, 0], np.zeros((grammar.n_symbols, m)),
-        )  # fmt: skip
+            grammar.n_symbols,
+            grammar.binary,
+            zeros,
+            np.zeros((grammar.n_lexical, m)),
+            grammar.lexical[:, 0],
+            np.zeros((grammar.n_symbols, m)),
+        )
 
     def grammar(self, params: Params) -> LatentGrammar:
         return self.layout.with_parameters(params.binary, params.lexical, params.root)
@@ -146,10 +169,14 @@ def m_step(
         # Toward the average over the parent's own states (padding excluded and kept zero).
         vb, vl = valid[grammar.binary[:, 0]], valid[grammar.lexical[:, 0]]
         k = np.maximum(params.states, 1).astype(float)
-        binary = vb[:, :, None] * ((1 - smoothing) * binary + smoothing * (
-            binary.sum(axis=1, keepdims=True) / k[grammar.binary[:, 0], None, None]))
-        lexical = vl * ((1 - smoothing) * lexical + smoothing * (
-            lexical.sum(axis=1, keepdims=True) / k[grammar.lexical[:, 0], None]))
+        binary = vb[:, :, None] * (
+            (1 - smoothing) * binary
+            + smoothing * (binary.sum(axis=1, keepdims=True) / k[grammar.binary[:, 0], None, None])
+        )
+        lexical = vl * (
+            (1 - smoothing) * lexical
+            + smoothing * (lexical.sum(axis=1, keepdims=True) / k[grammar.lexical[:, 0], None])
+        )
     if lexicon_prior is not None and lexicon_smoothing > 0:
         # The prior is a per-symbol distribution over its words; mix only pre-terminal mass.
         lexical = (1 - lexicon_smoothing) * lexical + lexicon_smoothing * (
@@ -183,8 +210,9 @@ class EMLearner(Learner):
             out["dev_f1_every"] = "without --dev (it sets how often dev F1 is computed)"
         return out
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         """EM on ``data``'s trees; returns the selected iteration's model."""
         opts, grammar, bank = self.options, data.grammar, data.bank
         pcfg = train_pcfg(grammar, bank, {})
@@ -205,8 +233,10 @@ class EMLearner(Learner):
         if dev is not None:
             dev_bank, dropped = dev.compiled(grammar)
             if dropped:
-                progress.report(f"{dropped} dev trees use rules unseen in training: left out of "
-                                "the dev log-likelihood (still parsed for dev F1)")  # fmt: skip
+                progress.report(
+                    f"{dropped} dev trees use rules unseen in training: left out of "
+                    "the dev log-likelihood (still parsed for dev F1)"
+                )
             dev_plan = Trees(grammar, dev_bank, m) if dev_bank.n_trees else None
         # The tied PCFG lexicon, as a per-symbol distribution over its words.
         prior = pcfg.lexical.copy()
@@ -222,14 +252,22 @@ class EMLearner(Learner):
             for it in range(1, opts.iterations + 1):
                 t0 = time.perf_counter()
                 stats = e_step(params, plan)
-                params = m_step(grammar, params, stats, bank.n_trees, opts.smoothing, prior,
-                                opts.lexicon_smoothing)  # fmt: skip
+                params = m_step(
+                    grammar,
+                    params,
+                    stats,
+                    bank.n_trees,
+                    opts.smoothing,
+                    prior,
+                    opts.lexicon_smoothing,
+                )
                 record: dict[str, Any] = {"iteration": it, "train_loglik": stats.loglik}
                 if dev_plan is not None:
                     record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
                 last = it == opts.iterations
                 converged = previous is not None and abs(stats.loglik - previous) <= (
-                    opts.tol * abs(previous))  # fmt: skip
+                    opts.tol * abs(previous)
+                )
                 record["dev_f1"] = None
                 if dev is not None and (it % opts.dev_f1_every == 0 or last or converged):
                     record["dev_f1"] = float(dev.f1(params.to_model(grammar, coarse, {})))

@@ -23,8 +23,12 @@ from lpcfg_cli.training import TrainingData
 class EnsembleOptions:
     """How many models of the method to train and bundle."""
 
-    ensemble: int = hyper(1, "Train N models with seeds S, S+1, ... and bundle them into one "
-                          "model file (parsed as a product of grammars).", min=1)  # fmt: skip
+    ensemble: int = hyper(
+        1,
+        "Train N models with seeds S, S+1, ... and bundle them into one "
+        "model file (parsed as a product of grammars).",
+        min=1,
+    )
 
     def __post_init__(self) -> None:
         check(self)
@@ -48,8 +52,9 @@ class Ensemble(Learner):
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
         return self.members[0].inert(dev, start)
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         models = []
         for i, learner in enumerate(self.members):
             progress.report(f"ensemble member {i + 1} of {len(self.members)}")
@@ -58,7 +63,9 @@ class Ensemble(Learner):
         if dev is not None:
             t0 = time.perf_counter()
             model.meta["ensemble_dev_f1"] = round(dev.f1(model), 2)
-            progress.report(f"ensemble of {len(models)}: dev F1 "
-                            f"{model.meta['ensemble_dev_f1']:.2f} "
-                            f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip
+            progress.report(
+                f"ensemble of {len(models)}: dev F1 "
+                f"{model.meta['ensemble_dev_f1']:.2f} "
+                f"({time.perf_counter() - t0:.1f} s)"
+            )
         return model

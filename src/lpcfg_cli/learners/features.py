@@ -37,8 +37,15 @@ INSIDE = ("word", "left", "right", "rule", "rule+left", "rule+right", "head", "l
 # and the rule at the node whatever its kind.
 EXTRA_INSIDE = ("lexrule", "node_rule")
 OUTSIDE = (
-    "parent", "parent2", "parent3", "up1", "up2", "ancestor_head", "left_words", "right_words",
-)  # fmt: skip
+    "parent",
+    "parent2",
+    "parent3",
+    "up1",
+    "up2",
+    "ancestor_head",
+    "left_words",
+    "right_words",
+)
 
 
 @dataclass(frozen=True)

@@ -70,9 +70,15 @@ def train_pcfg(grammar: Grammar, bank: CompiledTreebank, meta: dict[str, Any]) -
     params = estimate_pcfg(grammar, bank)
     states = np.ones(grammar.n_symbols, dtype=np.int64)
     return LPCFG(
-        grammar, states, params.binary.copy(), params.lexical.copy(), params.root.copy(),
-        params, "probabilistic", {**meta, "method": "pcfg"},
-    )  # fmt: skip
+        grammar,
+        states,
+        params.binary.copy(),
+        params.lexical.copy(),
+        params.root.copy(),
+        params,
+        "probabilistic",
+        {**meta, "method": "pcfg"},
+    )
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,7 @@ class PCFGLearner(Learner):
             "seed": "with --method pcfg (it is deterministic)",
         }
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         return train_pcfg(data.grammar, data.bank, data.meta())

@@ -58,8 +58,15 @@ from lpcfg_cli.training import TrainingData
 from lpcfg_cli.tree import Tree
 
 PIVOT_INSIDE = (
-    "node_rule", "lexrule", "left", "right", "rule+left", "rule+right", "head", "length",
-)  # fmt: skip
+    "node_rule",
+    "lexrule",
+    "left",
+    "right",
+    "rule+left",
+    "rule+right",
+    "head",
+    "length",
+)
 
 
 @dataclass(frozen=True)
@@ -67,15 +74,22 @@ class PivotOptions:
     """Templates and constants of the pivot learner."""
 
     states: int = hyper(8, STATES_HELP, min=1)
-    inside_features: tuple[str, ...] = hyper(PIVOT_INSIDE, "Spectral, pivot: inside feature "
-                                             "templates, comma-separated.")  # fmt: skip
-    outside_features: tuple[str, ...] = hyper(OUTSIDE, "Spectral, pivot: outside feature "
-                                              "templates, comma-separated.")  # fmt: skip
-    min_count: int = hyper(10, "Pivot: features seen fewer times cannot be pivots (too noisy "
-                           "to be vertices).", min=1)  # fmt: skip
-    state_count: float = hyper(10.0, "Spectral, pivot: training nodes per latent state; a "
-                               "nonterminal seen n times gets at most n / this states (0: no "
-                               "frequency cap).", min=0.0)  # fmt: skip
+    inside_features: tuple[str, ...] = hyper(
+        PIVOT_INSIDE, "Spectral, pivot: inside feature templates, comma-separated."
+    )
+    outside_features: tuple[str, ...] = hyper(
+        OUTSIDE, "Spectral, pivot: outside feature templates, comma-separated."
+    )
+    min_count: int = hyper(
+        10, "Pivot: features seen fewer times cannot be pivots (too noisy to be vertices).", min=1
+    )
+    state_count: float = hyper(
+        10.0,
+        "Spectral, pivot: training nodes per latent state; a "
+        "nonterminal seen n times gets at most n / this states (0: no "
+        "frequency cap).",
+        min=0.0,
+    )
     seed: int = hyper(0, SEED_HELP, min=0)
     rule_inside: tuple[str, ...] = ("node_rule",)
     rule_outside: tuple[str, ...] = ("parent", "parent2")
@@ -168,9 +182,13 @@ class _Side:
 
 
 def _decompose_side(
-    vectors: np.ndarray, p: np.ndarray, counts: np.ndarray, blocks: np.ndarray, k: int,
+    vectors: np.ndarray,
+    p: np.ndarray,
+    counts: np.ndarray,
+    blocks: np.ndarray,
+    k: int,
     opts: PivotOptions,
-) -> tuple[_Side, np.ndarray]:  # fmt: skip
+) -> tuple[_Side, np.ndarray]:
     """Pivots, convex weights and per-template conditionals for one side; returns the side
     and ``p(h)``."""
     candidates = np.flatnonzero(counts >= opts.min_count)
@@ -300,9 +318,14 @@ class PivotEstimator:
         t = (1 - opts.floor) * t + opts.floor / t.shape[1]
         cond_out = side_out.cond @ t.T  # s(g | h) = sum_h' t(h' | h) s(g | h')
         k = side_in.post.shape[1]
-        return Decomposition(k, p_h, self._split(side_in.cond, blk_in, self.keys_in),
-                             self._split(cond_out, blk_out, self.keys_out), rows_in,
-                             rows_out)  # fmt: skip
+        return Decomposition(
+            k,
+            p_h,
+            self._split(side_in.cond, blk_in, self.keys_in),
+            self._split(cond_out, blk_out, self.keys_out),
+            rows_in,
+            rows_out,
+        )
 
     @staticmethod
     def _split(cond: np.ndarray, blocks: np.ndarray, keys: dict[str, Any]) -> dict[str, Any]:
@@ -321,8 +344,9 @@ class PivotEstimator:
         g, opts = self.grammar, self.options
         decs = []
         for a in range(g.n_symbols):
-            decs.append(self.decompose(a, m) if len(self.nodes[a]) else
-                        Decomposition(1, np.ones(1), {}, {}))  # fmt: skip
+            decs.append(
+                self.decompose(a, m) if len(self.nodes[a]) else Decomposition(1, np.ones(1), {}, {})
+            )
             if progress:
                 progress(1)
         t1 = time.perf_counter()
@@ -332,12 +356,19 @@ class PivotEstimator:
         joint = self._rules(decs, m, rows_in, rows_out)
         t2 = time.perf_counter()
         model = self._assemble(decs, k, joint, m, rows_in, rows_out)
-        model.meta.update({
-            **(meta or {}), "method": "pivot", "pivot": {**opts.to_dict(), "states": m},
-            "distinct_states": {g.symbols[a]: int(k[a]) for a in range(g.n_symbols)},
-            "pivot_seconds": {"decomposition": round(t1 - t0, 3), "rules": round(t2 - t1, 3),
-                              "assemble": round(time.perf_counter() - t2, 3)},
-        })  # fmt: skip
+        model.meta.update(
+            {
+                **(meta or {}),
+                "method": "pivot",
+                "pivot": {**opts.to_dict(), "states": m},
+                "distinct_states": {g.symbols[a]: int(k[a]) for a in range(g.n_symbols)},
+                "pivot_seconds": {
+                    "decomposition": round(t1 - t0, 3),
+                    "rules": round(t2 - t1, 3),
+                    "assemble": round(time.perf_counter() - t2, 3),
+                },
+            }
+        )
         return model
 
     def _rows(
@@ -362,9 +393,12 @@ class PivotEstimator:
         return out, offsets
 
     def _rules(
-        self, decs: list[Decomposition], m: int, rows_in: dict[str, np.ndarray],
+        self,
+        decs: list[Decomposition],
+        m: int,
+        rows_in: dict[str, np.ndarray],
         rows_out: dict[str, np.ndarray],
-    ) -> np.ndarray:  # fmt: skip
+    ) -> np.ndarray:
         """Step 2: ``T[r, h1, h2 * m + h3]`` joint over states given rule ``r``."""
         g, bank, opts = self.grammar, self.bank, self.options
         nodes = np.flatnonzero(bank.rule >= 0)
@@ -392,8 +426,7 @@ class PivotEstimator:
                     for r_view in views_in_r:
                         kr = (l_view[:, :, None] * r_view[:, None, :]).reshape(len(nodes), m * m)
                         z = (apply_rules(t, rules, kr) * s_view).sum(axis=1)
-                        accumulate_outer(counts, rules, s_view / np.maximum(z, 1e-300)[:, None],
-                                         kr)  # fmt: skip
+                        accumulate_outer(counts, rules, s_view / np.maximum(z, 1e-300)[:, None], kr)
             counts *= t
             t = counts / np.maximum(counts.sum(axis=(1, 2), keepdims=True), 1e-300)
         # Clip and renormalise: a uniform share over the valid states keeps every rule usable
@@ -402,9 +435,14 @@ class PivotEstimator:
         return (1 - opts.floor) * t + opts.floor * uniform
 
     def _assemble(
-        self, decs: list[Decomposition], k: np.ndarray, joint: np.ndarray, m: int,
-        rows_in: dict[str, np.ndarray], rows_out: dict[str, np.ndarray],
-    ) -> LPCFG:  # fmt: skip
+        self,
+        decs: list[Decomposition],
+        k: np.ndarray,
+        joint: np.ndarray,
+        m: int,
+        rows_in: dict[str, np.ndarray],
+        rows_out: dict[str, np.ndarray],
+    ) -> LPCFG:
         """Step 3 and section 6.1, then every symbol's states expanded to ``m``."""
         g, opts, pcfg = self.grammar, self.options, self.pcfg
         n_sym = g.n_symbols
@@ -444,8 +482,16 @@ class PivotEstimator:
             root[a, : d.k] = d.outside["parent"][row] * d.p_h * counts[a]
         root /= max(root.sum(), 1e-300)
         binary, lexical, root = _expand(g, k, m, binary, lexical, root)
-        return LPCFG(g, np.full(n_sym, m), binary.ravel(), lexical.ravel(), root.ravel(),
-                     pcfg.coarse, "probabilistic", {})  # fmt: skip
+        return LPCFG(
+            g,
+            np.full(n_sym, m),
+            binary.ravel(),
+            lexical.ravel(),
+            root.ravel(),
+            pcfg.coarse,
+            "probabilistic",
+            {},
+        )
 
 
 class PivotLearner(Learner):
@@ -454,8 +500,9 @@ class PivotLearner(Learner):
     method = "pivot"
     Options = PivotOptions
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         if data.originals is None:
             raise LpcfgError("the pivot learner needs the original training trees")
         t0 = time.perf_counter()
@@ -465,9 +512,11 @@ class PivotLearner(Learner):
             model = est.model(self.options.states, data.meta(), progress=bar.update)
         sec = model.meta["pivot_seconds"]
         distinct = list(model.meta["distinct_states"].values())
-        line = (f"pivot: {sum(distinct)} distinct states, decomposition "
-                f"{sec['decomposition']:.1f} s, rules {sec['rules']:.1f} s, total "
-                f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
+        line = (
+            f"pivot: {sum(distinct)} distinct states, decomposition "
+            f"{sec['decomposition']:.1f} s, rules {sec['rules']:.1f} s, total "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
         if dev is not None:
             t1 = time.perf_counter()
             model.meta["dev_f1"] = round(dev.f1(model), 2)
@@ -490,8 +539,12 @@ def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):
     r = g.n_binary
     t = binary.reshape(r, m, m, m)
     sa, sb, sc = src[g.binary[:, 0]], src[g.binary[:, 1]], src[g.binary[:, 2]]
-    t = t[np.arange(r)[:, None, None, None], sa[:, :, None, None], sb[:, None, :, None],
-          sc[:, None, None, :]]  # fmt: skip
+    t = t[
+        np.arange(r)[:, None, None, None],
+        sa[:, :, None, None],
+        sb[:, None, :, None],
+        sc[:, None, None, :],
+    ]
     t = t * share[g.binary[:, 1]][:, None, :, None] * share[g.binary[:, 2]][:, None, None, :]
     lexical = lexical[np.arange(g.n_lexical)[:, None], src[g.lexical[:, 0]]]
     root = root[np.arange(len(k))[:, None], src] * share

@@ -46,8 +46,11 @@ class Method:
         values = {**self.defaults, **values}
         learners = []
         for step, cls in zip(self.steps, self.option_classes(), strict=True):
-            own = {f.name: _convert(self.name, f, values[f.name])
-                   for f in fields(cls) if f.name in values}  # fmt: skip
+            own = {
+                f.name: _convert(self.name, f, values[f.name])
+                for f in fields(cls)
+                if f.name in values
+            }
             learners.append(step(cls(**own)))
         return learners[0] if len(learners) == 1 else Chain(self.name, *learners)
 
@@ -61,8 +64,9 @@ def _convert(method: str, f: Any, value: Any) -> Any:
     scalar = not isinstance(f.default, tuple) if f.default is not None else True
     if scalar and isinstance(value, (tuple, list)):
         if len(value) != 1:
-            raise LpcfgError(f"--{f.name.replace('_', '-')} takes a single number for "
-                             f"--method {method}")  # fmt: skip
+            raise LpcfgError(
+                f"--{f.name.replace('_', '-')} takes a single number for --method {method}"
+            )
         return value[0]
     if not scalar and isinstance(value, int):
         return (value,)
@@ -71,14 +75,17 @@ def _convert(method: str, f: Any, value: Any) -> Any:
     return value
 
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("pcfg", (PCFGLearner,)),
-    Method("em", (EMLearner,)),
-    Method("spectral", (SpectralLearner,)),
-    Method("pivot", (PivotLearner,)),
-    Method("pivot+em", (PivotLearner, EMLearner), {"dev_f1_every": 1}),
-    Method("splitmerge", (SplitMergeLearner,)),
-)}  # fmt: skip
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("pcfg", (PCFGLearner,)),
+        Method("em", (EMLearner,)),
+        Method("spectral", (SpectralLearner,)),
+        Method("pivot", (PivotLearner,)),
+        Method("pivot+em", (PivotLearner, EMLearner), {"dev_f1_every": 1}),
+        Method("splitmerge", (SplitMergeLearner,)),
+    )
+}
 
 
 def learner(method: str, ensemble: int = 1, **values: Any) -> Learner:
@@ -90,8 +97,10 @@ def learner(method: str, ensemble: int = 1, **values: Any) -> Learner:
     if ensemble == 1:
         return spec.build(**values)
     if not spec.uses("seed"):
-        raise LpcfgError(f"--ensemble needs a method with random choices (--method {method} "
-                         "gives the same model for every seed)")  # fmt: skip
+        raise LpcfgError(
+            f"--ensemble needs a method with random choices (--method {method} "
+            "gives the same model for every seed)"
+        )
     seed = values.get("seed") or 0
     members = [spec.build(**{**values, "seed": seed + i}) for i in range(ensemble)]
     return Ensemble(method, members)

@@ -73,27 +73,52 @@ class SpectralOptions:
     """Constants of the estimator (defaults: Cohen et al. 2013, tuned on the dev split)."""
 
     states: tuple[int, ...] = hyper((8,), STATES_HELP, min=1)
-    min_singular: float = hyper(0.01, "Spectral: keep SVD directions with singular values "
-                                "above this only.", min=0.0)  # fmt: skip
-    state_count: float = hyper(10.0, "Spectral, pivot: training nodes per latent state; a "
-                               "nonterminal seen n times gets at most n / this states (0: no "
-                               "frequency cap).", min=0.0)  # fmt: skip
-    caps: dict[str, int] = hyper({}, "Spectral: at most M states for nonterminal LABEL "
-                                 "(repeatable).", min=1, metavar="LABEL=M", flag="cap")  # fmt: skip
-    moment_smoothing: float = hyper(30.0, "Spectral: C of lambda = sqrt(n) / (C + sqrt(n)) "
-                                    "smoothing rule moments (0: off).", min=0.0)  # fmt: skip
-    lexical_weight: float = hyper(0.6, "Spectral: fixed weight of a word's own moment against "
-                                  "its pre-terminal's mean, used when --lexical-count is 0 (1: "
-                                  "no lexical smoothing).", min=0.0, max=1.0)  # fmt: skip
-    lexical_count: float = hyper(10.0, "Spectral: C' of the word's weight sqrt(n) / (C' + "
-                                 "sqrt(n)) against its pre-terminal's mean (n: the word's count "
-                                 "with that pre-terminal; 0: fixed weight).", min=0.0)  # fmt: skip
-    inside_features: tuple[str, ...] = hyper(INSIDE, "Spectral, pivot: inside feature "
-                                             "templates, comma-separated.")  # fmt: skip
-    outside_features: tuple[str, ...] = hyper(OUTSIDE, "Spectral, pivot: outside feature "
-                                              "templates, comma-separated.")  # fmt: skip
-    feature_scaling: bool = hyper(True, "Spectral: weigh each active feature by sqrt(M / "
-                                  "(count + 5)).")  # fmt: skip
+    min_singular: float = hyper(
+        0.01, "Spectral: keep SVD directions with singular values above this only.", min=0.0
+    )
+    state_count: float = hyper(
+        10.0,
+        "Spectral, pivot: training nodes per latent state; a "
+        "nonterminal seen n times gets at most n / this states (0: no "
+        "frequency cap).",
+        min=0.0,
+    )
+    caps: dict[str, int] = hyper(
+        {},
+        "Spectral: at most M states for nonterminal LABEL (repeatable).",
+        min=1,
+        metavar="LABEL=M",
+        flag="cap",
+    )
+    moment_smoothing: float = hyper(
+        30.0,
+        "Spectral: C of lambda = sqrt(n) / (C + sqrt(n)) smoothing rule moments (0: off).",
+        min=0.0,
+    )
+    lexical_weight: float = hyper(
+        0.6,
+        "Spectral: fixed weight of a word's own moment against "
+        "its pre-terminal's mean, used when --lexical-count is 0 (1: "
+        "no lexical smoothing).",
+        min=0.0,
+        max=1.0,
+    )
+    lexical_count: float = hyper(
+        10.0,
+        "Spectral: C' of the word's weight sqrt(n) / (C' + "
+        "sqrt(n)) against its pre-terminal's mean (n: the word's count "
+        "with that pre-terminal; 0: fixed weight).",
+        min=0.0,
+    )
+    inside_features: tuple[str, ...] = hyper(
+        INSIDE, "Spectral, pivot: inside feature templates, comma-separated."
+    )
+    outside_features: tuple[str, ...] = hyper(
+        OUTSIDE, "Spectral, pivot: outside feature templates, comma-separated."
+    )
+    feature_scaling: bool = hyper(
+        True, "Spectral: weigh each active feature by sqrt(M / (count + 5))."
+    )
     seed: int = hyper(0, SEED_HELP, min=0)
     feature_offset: float = 5.0  # the 5 of sqrt(M / (count + 5))
 
@@ -104,8 +129,9 @@ class SpectralOptions:
 
     @property
     def features(self) -> FeatureOptions:
-        return FeatureOptions(self.inside_features, self.outside_features, self.feature_scaling,
-                              self.feature_offset)  # fmt: skip
+        return FeatureOptions(
+            self.inside_features, self.outside_features, self.feature_scaling, self.feature_offset
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)
@@ -129,8 +155,7 @@ class SpectralEstimator:
         self.grammar, self.bank = grammar, bank
         self.options = options or SpectralOptions()
         t0 = time.perf_counter()
-        self.features: NodeFeatures = node_features(grammar, bank, originals,
-                                                    self.options.features)  # fmt: skip
+        self.features: NodeFeatures = node_features(grammar, bank, originals, self.options.features)
         self.coarse = estimate_pcfg(grammar, bank)
         self.counts = np.bincount(bank.symbol, minlength=grammar.n_symbols)
         self._nodes = bank.by_symbol(grammar.n_symbols)
@@ -149,8 +174,9 @@ class SpectralEstimator:
         for a, nodes in enumerate(self._nodes):
             phi, psi = self._restricted(a)
             omega = (phi.T @ psi) / max(len(nodes), 1)
-            self._svds.append(truncated_svd(omega, k, min_value=opts.min_singular,
-                                            seed=opts.seed + a))  # fmt: skip
+            self._svds.append(
+                truncated_svd(omega, k, min_value=opts.min_singular, seed=opts.seed + a)
+            )
             if progress:
                 progress(1)
         self._svd_k = k
@@ -212,15 +238,20 @@ class SpectralEstimator:
         root_y = _group_mean(bank.symbol[roots], y[roots], g.n_symbols)
         for a in range(g.n_symbols):
             model.root_vector(a)[:] = self.coarse.root[a] * root_y[a, : states[a]]
-        model.meta.update({
-            "method": "spectral",
-            "states_requested": m,
-            "spectral": opts.to_dict(),
-            "singular_values": {g.symbols[a]: np.round(svd.s, 6).tolist()
-                                for a, svd in enumerate(self._svds)},
-            "spectral_seconds": {**{k: round(v, 3) for k, v in self.seconds.items()},
-                                 "moments": round(time.perf_counter() - t0, 3)},
-        })  # fmt: skip
+        model.meta.update(
+            {
+                "method": "spectral",
+                "states_requested": m,
+                "spectral": opts.to_dict(),
+                "singular_values": {
+                    g.symbols[a]: np.round(svd.s, 6).tolist() for a, svd in enumerate(self._svds)
+                },
+                "spectral_seconds": {
+                    **{k: round(v, 3) for k, v in self.seconds.items()},
+                    "moments": round(time.perf_counter() - t0, 3),
+                },
+            }
+        )
         return model
 
     def _binary(self, model: LPCFG, y, z, y_mean, z_mean) -> None:
@@ -234,8 +265,11 @@ class SpectralEstimator:
             n = len(sel)
             a, b, cc = g.binary[r]
             ma, mb, mc = states[a], states[b], states[cc]
-            k = z_mean[a, :ma][:, None, None] * y_mean[b, :mb][None, :, None] \
-                * y_mean[cc, :mc][None, None, :]  # fmt: skip
+            k = (
+                z_mean[a, :ma][:, None, None]
+                * y_mean[b, :mb][None, :, None]
+                * y_mean[cc, :mc][None, None, :]
+            )
             if n == 0:
                 moment = k
             else:
@@ -245,9 +279,11 @@ class SpectralEstimator:
                 if c > 0:
                     lam = np.sqrt(n) / (c + np.sqrt(n))
                     jz, jl, jr = zz.mean(0), yl.mean(0), yr.mean(0)
-                    f = ((zz.T @ yl / n)[:, :, None] * jr[None, None, :]
-                         + (zz.T @ yr / n)[:, None, :] * jl[None, :, None]
-                         + jz[:, None, None] * (yl.T @ yr / n)[None, :, :]) / 3.0  # fmt: skip
+                    f = (
+                        (zz.T @ yl / n)[:, :, None] * jr[None, None, :]
+                        + (zz.T @ yr / n)[:, None, :] * jl[None, :, None]
+                        + jz[:, None, None] * (yl.T @ yr / n)[None, :, :]
+                    ) / 3.0
                     moment = lam * moment + (1 - lam) * (lam * f + (1 - lam) * k)
             model.binary_tensor(r)[:] = self.coarse.binary[r] * moment
 
@@ -275,40 +311,51 @@ class SpectralLearner(Learner):
 
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
         if self.options.lexical_count != 0:
-            return {"lexical_weight": "unless --lexical-count is 0 (it replaces the "
-                                      "count-based weight)"}  # fmt: skip
+            return {
+                "lexical_weight": "unless --lexical-count is 0 (it replaces the count-based weight)"
+            }
         return {}
 
     def check(self, dev: bool) -> None:
         if len(self.options.states) > 1 and not dev:
             raise LpcfgError("a --states grid needs --dev to choose among its values")
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         opts, g = self.options, data.grammar
         if data.originals is None:
             raise LpcfgError("the spectral learner needs the original training trees")
         unknown = sorted(set(opts.caps) - set(g.symbols))
         if unknown:
-            raise LpcfgError(f"--cap names a nonterminal not in the training trees: "
-                             f"{unknown[0]!r}")  # fmt: skip
+            raise LpcfgError(f"--cap names a nonterminal not in the training trees: {unknown[0]!r}")
         est = SpectralEstimator(g, data.bank, data.originals, opts)
         with progress.bar(total=g.n_symbols, desc="svd", unit="nt") as bar:
             est.decompose(max(opts.states), progress=bar.update)
         sec = est.seconds
-        progress.report(f"features {sec['features']:.1f} s, SVD of {g.n_symbols} "
-                        f"cross-covariances {sec['svd']:.1f} s")  # fmt: skip
+        progress.report(
+            f"features {sec['features']:.1f} s, SVD of {g.n_symbols} "
+            f"cross-covariances {sec['svd']:.1f} s"
+        )
 
         def candidates() -> Any:
             for m in opts.states:
                 t0 = time.perf_counter()
                 model = est.model(m, data.meta())
-                yield {"states": m, "total_states": int(model.states.sum()),
-                       "seconds": round(time.perf_counter() - t0, 3)}, model  # fmt: skip
+                yield (
+                    {
+                        "states": m,
+                        "total_states": int(model.states.sum()),
+                        "seconds": round(time.perf_counter() - t0, 3),
+                    },
+                    model,
+                )
 
         def line(rec: dict[str, Any]) -> None:
-            text = (f"states {rec['states']}: {rec['total_states']} in all, moments "
-                    f"{rec['seconds']:.1f} s")  # fmt: skip
+            text = (
+                f"states {rec['states']}: {rec['total_states']} in all, moments "
+                f"{rec['seconds']:.1f} s"
+            )
             if "dev_f1" in rec:
                 text += f", dev F1 {rec['dev_f1']:.2f} ({rec['dev_seconds']:.1f} s)"
             progress.report(text)

@@ -8,9 +8,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.model import LPCFG
 
 
-def split_model(
-    pcfg: LPCFG, states: int | np.ndarray, noise: float = 0.01, seed: int = 0
-) -> LPCFG:
+def split_model(pcfg: LPCFG, states: int | np.ndarray, noise: float = 0.01, seed: int = 0) -> LPCFG:
     """Split every symbol of a PCFG into latent states (Matsuzaki et al. 2005): ``states``
     for all, or ``states[a]`` for symbol ``a``.
 
@@ -38,10 +36,16 @@ def split_model(
     np.add.at(total, g.lexical[:, 0], model.padded_lexical())
     total[total == 0] = 1.0
     # Each entry's (a, h1): rule-major, then h1, then the children's states.
-    h1 = np.concatenate([np.repeat(np.arange(m[a]), m[b] * m[c]) for a, b, c in g.binary]) \
-        if g.n_binary else np.zeros(0, np.int64)
+    h1 = (
+        np.concatenate([np.repeat(np.arange(m[a]), m[b] * m[c]) for a, b, c in g.binary])
+        if g.n_binary
+        else np.zeros(0, np.int64)
+    )
     model.binary /= total[g.binary[rule_of, 0], h1]
-    lex_h = np.concatenate([np.arange(m[a]) for a in g.lexical[:, 0]]) \
-        if g.n_lexical else np.zeros(0, np.int64)
+    lex_h = (
+        np.concatenate([np.arange(m[a]) for a in g.lexical[:, 0]])
+        if g.n_lexical
+        else np.zeros(0, np.int64)
+    )
     model.lexical /= total[np.repeat(g.lexical[:, 0], m[g.lexical[:, 0]]), lex_h]
     return model

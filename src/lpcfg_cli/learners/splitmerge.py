@@ -48,20 +48,32 @@ from lpcfg_cli.training import TrainingData
 class SplitMergeOptions:
     """Hyper-parameters of split-merge EM (see the module docstring)."""
 
-    cycles: int = hyper(5, "Split-merge: split-merge cycles; with --dev the best cycle is "
-                        "kept.", min=1)  # fmt: skip
-    merge: float = hyper(0.5, "Split-merge: fraction of the splits merged back in each "
-                         "cycle.", min=0.0, max=1.0)  # fmt: skip
-    max_states: int = hyper(16, "Split-merge: most latent states a symbol may reach (the "
-                            "parser pays for the largest).", min=1)  # fmt: skip
-    iterations: int = hyper(20, "EM iterations (split-merge: after each split; half as many "
-                            "after each merge).", min=0)  # fmt: skip
-    noise: float = hyper(0.1, "EM: relative random perturbation of the split PCFG it starts "
-                         "from.", min=0.0)  # fmt: skip
-    smoothing: float = hyper(0.01, "EM: weight pulling each state's rule distribution to the "
-                             "state average.", min=0.0, max=1.0)  # fmt: skip
-    tol: float = hyper(1e-5, "EM stops when the relative log-likelihood change is below this.",
-                       min=0.0)  # fmt: skip
+    cycles: int = hyper(
+        5, "Split-merge: split-merge cycles; with --dev the best cycle is kept.", min=1
+    )
+    merge: float = hyper(
+        0.5, "Split-merge: fraction of the splits merged back in each cycle.", min=0.0, max=1.0
+    )
+    max_states: int = hyper(
+        16,
+        "Split-merge: most latent states a symbol may reach (the parser pays for the largest).",
+        min=1,
+    )
+    iterations: int = hyper(
+        20, "EM iterations (split-merge: after each split; half as many after each merge).", min=0
+    )
+    noise: float = hyper(
+        0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
+    )
+    smoothing: float = hyper(
+        0.01,
+        "EM: weight pulling each state's rule distribution to the state average.",
+        min=0.0,
+        max=1.0,
+    )
+    tol: float = hyper(
+        1e-5, "EM stops when the relative log-likelihood change is below this.", min=0.0
+    )
     seed: int = hyper(0, SEED_HELP, min=0)
     patience: int = 1  # cycles without dev improvement before stopping
 
@@ -76,8 +88,9 @@ class SplitMergeLearner(Learner):
     Options = SplitMergeOptions
     takes_start = True
 
-    def _fit(self, data: TrainingData, dev: DevSet | None, start: LPCFG | None,
-             progress: Progress) -> LPCFG:  # fmt: skip
+    def _fit(
+        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+    ) -> LPCFG:
         opts, g = self.options, data.grammar
         rng = np.random.default_rng(opts.seed)
         model = start if start is not None else train_pcfg(g, data.bank, data.meta())
@@ -93,11 +106,13 @@ class SplitMergeLearner(Learner):
                 model = merge_states(model, halves, loss, freq, opts.merge)
                 model = self._em(data, model, opts.iterations // 2)
             record: dict[str, Any] = {
-                "cycle": cycle, "states": int(model.states.sum()),
+                "cycle": cycle,
+                "states": int(model.states.sum()),
                 "max_states": model.max_states,
                 "train_loglik": model.meta["history"][-1]["train_loglik"]
-                if model.meta.get("history") else None,
-            }  # fmt: skip
+                if model.meta.get("history")
+                else None,
+            }
             if dev is not None:
                 record["dev_f1"] = round(dev.f1(model), 2)
             record["seconds"] = round(time.perf_counter() - t0, 1)
@@ -108,8 +123,15 @@ class SplitMergeLearner(Learner):
                 break
         best = keep.best
         assert best is not None
-        best.meta.update({**data.meta(), "method": self.method, self.method: to_dict(opts),
-                          "cycles": history, "selected_cycle": keep.best_index})  # fmt: skip
+        best.meta.update(
+            {
+                **data.meta(),
+                "method": self.method,
+                self.method: to_dict(opts),
+                "cycles": history,
+                "selected_cycle": keep.best_index,
+            }
+        )
         progress.report(f"selected cycle {keep.best_index} of {len(history)}")
         return best
 
@@ -146,8 +168,9 @@ def split_states(
     binary *= 1.0 + noise * rng.uniform(-1, 1, size=binary.shape)
     lexical *= 1.0 + noise * rng.uniform(-1, 1, size=lexical.shape)
     binary, lexical = _normalise(g, binary, lexical, valid)
-    return LPCFG.from_padded(g, new, binary, lexical, root, model.coarse, model.form,
-                             dict(model.meta)), halves  # fmt: skip
+    return LPCFG.from_padded(
+        g, new, binary, lexical, root, model.coarse, model.form, dict(model.meta)
+    ), halves
 
 
 def merge_loss(
@@ -205,8 +228,9 @@ def merge_states(
     weight = child * (freq[:, :m_old, None] + 1e-12)
     parent = weight / np.maximum(weight.sum(axis=1, keepdims=True), 1e-300)
     binary, lexical, root = _transform(model, parent, child, m_new)
-    return LPCFG.from_padded(g, new, binary, lexical, root, model.coarse, model.form,
-                             dict(model.meta))  # fmt: skip
+    return LPCFG.from_padded(
+        g, new, binary, lexical, root, model.coarse, model.form, dict(model.meta)
+    )
 
 
 def _transform(
