@@ -15,8 +15,19 @@ from typing import Any
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar, build_grammar
+from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import leaves, normalize, read_treebank
+
+
+@dataclass(frozen=True)
+class DataOptions:
+    """How training trees become a grammar (besides their binarization)."""
+
+    rare: int = hyper(1, "Words seen at most this often become unknown-word signatures.", min=0)
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass
@@ -58,7 +69,7 @@ def prepare(
     paths: Sequence[str],
     options: BinarizeOptions,
     *,
-    rare: int = 1,
+    rare: int = DataOptions.rare,
     skip_bad: bool = False,
     on_bad: Callable[[LpcfgError], None] | None = None,
 ) -> TrainingData:

@@ -36,7 +36,7 @@ from lpcfg_cli.learners.registry import METHODS
 from lpcfg_cli.learners.registry import learner as build
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import prepare
+from lpcfg_cli.training import DataOptions, prepare
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
 HYPER = list(dict.fromkeys(f.name for _, cls, _ in OWNERS for f, _ in hyper_fields(cls)))
@@ -77,13 +77,7 @@ def _warn(err: LpcfgError) -> None:
     help="Worker processes for parsing the --dev trees.",
 )
 @binarization_options
-@click.option(
-    "--rare",
-    type=click.IntRange(min=0),
-    default=1,
-    show_default=True,
-    help="Words seen at most this often become unknown-word signatures.",
-)
+@hyper_options([("train", DataOptions, {})])
 @hyper_options(OWNERS)
 @hyper_options([("train", EnsembleOptions, {})])
 @skip_bad_option
