@@ -117,6 +117,8 @@ def main() -> int:
     ap.add_argument("--large", action="store_true", help="also time a >1,000-symbol PCFG")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing (median kept)")
+    ap.add_argument("--efficiency-only", action="store_true",
+                    help="only the latent pass's rate against the GEMM rates (item 3)")
     args = ap.parse_args()
     global REPEAT
     REPEAT = max(1, args.repeat)
@@ -142,6 +144,17 @@ def main() -> int:
               f"sentences/s, strict F1 {out['berkeley']['f1'][1]:.2f}")
     models = [m for m in args.models.split(",") if m]
     out["models"] = {}
+    if args.efficiency_only:
+        for path in models:
+            row = efficiency(path, sentences)
+            out["models"][path] = row
+            print(f"{path}: latent pass {row['latent_gflop']:.1f} GFLOP in "
+                  f"{row['latent_seconds']:.2f} s = {row['latent_gflops']:.1f} GFLOP/s = "
+                  f"{row['latent_gflops'] / out['gemm32_1thread']:.3f} of one-thread float32 "
+                  f"matmul; coarse pass {row['coarse_seconds']:.2f} s")  # fmt: skip
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=1))
+        return 0
     for path in models:
         row: dict = {}
         for jobs in (1, 2):

@@ -3,17 +3,27 @@
 The unit of work is one span length and a chunk of its parent spans. For every parent span
 ``p`` and children pair ``(b, c)`` that some rule ``a -> b c`` with an allowed parent item at
 ``p`` uses (a *row*), the split sum ``z = sum_k w_k alpha_b(i, k) (x) alpha_c(k, j)`` is
-accumulated once; rows are laid out grouped by children pair, so that one matrix product per
-pair applies every rule of the pair to every span of the chunk:
+accumulated once; rows are laid out grouped by children pair, so that each rule's tensor is
+read once per chunk for every span of the chunk:
 
-- inside: ``out = Z_g @ T_g^T`` (rows x ``k M``), added to the parents' inside vectors;
-- outside: ``W_g = B_g @ T_g`` with ``B`` the parents' outside vectors (rows x ``k M``), then per
-  split ``beta_b += W alpha_c`` and ``beta_c += W^T alpha_b``;
-- expected rule counts (EM): ``C_g += B_g^T @ Z_g``, times the tensors at the end.
+- inside: ``alpha_a += T_q z`` for every rule ``q = a -> b c`` of the pair whose parent item
+  exists at the row's span;
+- outside: ``W = sum_q beta_a T_q`` per row, then per split ``beta_b += W alpha_c`` and
+  ``beta_c += W^T alpha_b``;
+- expected rule counts (EM): ``C_q += beta_a (x) z``, times the tensors at the end.
 
-``T_g`` is the ``(k M, M * M)`` block of the stacked rule tensors of pair ``g``. Nearly all
-multiply-adds are in those products (BLAS); the loops here gather, sum outer products and
-scatter.
+``T_q`` is rule ``q``'s ``(M, M * M)`` block of the stacked rule tensors. The rule products are
+compiled loops, applied only to the rows that have the rule's parent item, not BLAS calls:
+the chunks are sparse (on the test split with the EM m = 16 model a pair has 5 rows per
+length on average and a rule 4), and small matrix products through numba's ``np.dot`` paid
+for the call, for packing the tensor block and for rows without a parent item. Measured on
+the test split, one process, alternating with the BLAS version in the same run: the latent
+pass replayed alone on the parser's charts took 2.54 s against 3.09 (2.73 against 3.87 while
+other jobs loaded the machine), but inside the parser (``bench_parse.py --efficiency-only``,
+the coarse pass evicting the caches between batches) 2.47 against 2.52, within noise. It is
+bound by memory: every (pair, length) streams its rules' 16 KB tensors (7 GB per pass over
+the test split; 86 % of their entries are the zero padding of symbols with fewer states), and
+these loops reach 33 GFLOP/s on tensors in cache but 10-20 streaming them.
 """
 
 from __future__ import annotations
@@ -21,11 +31,11 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-# numba's np.dot calls BLAS through scipy's cython_blas. Loading it here, at import, lets
-# threadpoolctl hold it to one thread in every parsing process: threadpool_limits only limits
-# libraries already loaded, and when the first kernel call loaded it inside the limit, it ran
-# two threads per process (the latent pass of the test split took 4.3 s of CPU instead of 2.4,
-# and --jobs 2 oversubscribed the machine). nltk used to load it by accident.
+# The rule products no longer call BLAS, but parsing still loads scipy's BLAS on first use
+# (checked with threadpool_info: scipy.linalg's OpenBLAS appears during the first parse).
+# Loading it here, at import, lets threadpoolctl hold it to one thread in every parsing
+# process: threadpool_limits only limits libraries already loaded, and one loaded inside the
+# limit ran two threads per process (tests/test_streaming.py checks it).
 import scipy.linalg.cython_blas  # noqa: F401
 
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
@@ -250,26 +260,68 @@ def _largest_group(gstart, group_ptr):
     return rows, rules
 
 
-# A pair's rules are applied with one product when at least this share of its (row, rule)
-# combinations has a parent item; otherwise rule by rule on the rows that have one (observed
-# trees have one parent per span, so a pair of k rules would do k times the work).
-DENSE_SHARE = 0.75
-
-
 @nb.njit(cache=True, nogil=True)
 def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent):
-    """``pit[r - lo, q - q0]`` = parent item of rule ``q`` at the span of slot ``r`` (or -1);
-    returns how many exist."""
-    found = 0
+    """``pit[r - lo, q - q0]`` = parent item of rule ``q`` at the span of slot ``r`` (or -1)."""
     for r in range(lo, hi):
         p = slot_p[r]
         plo, phi = span_first[p], span_first[p + 1]
         for q in range(q0, q1):
-            it = find_item(item_sym, plo, phi, rule_parent[q])
-            pit[r - lo, q - q0] = it
-            if it >= 0:
-                found += 1
-    return found
+            pit[r - lo, q - q0] = find_item(item_sym, plo, phi, rule_parent[q])
+
+
+@nb.njit(cache=True, nogil=True, fastmath=True)
+def _rule_inside(alpha, z, items, t):
+    """``alpha[items[r]] += t z_r`` for the rows whose parent item exists; returns how many."""
+    m, mm = t.shape
+    done = 0
+    for r in range(len(items)):
+        it = items[r]
+        if it < 0:
+            continue
+        done += 1
+        zr = z[r]
+        for h in range(m):
+            th = t[h]
+            acc = zr[0] * th[0]
+            for u in range(1, mm):
+                acc += zr[u] * th[u]
+            alpha[it, h] += acc
+    return done
+
+
+@nb.njit(cache=True, nogil=True, fastmath=True)
+def _rule_outside(wmat, beta, z, counts, want_counts, items, t):
+    """``W_r += beta[items[r]] t`` (and ``C += beta[items[r]] (x) z_r``) for the rows whose
+    parent item has outside mass; returns how many."""
+    m, mm = t.shape
+    done = 0
+    for r in range(len(items)):
+        it = items[r]
+        if it < 0:
+            continue
+        b = beta[it]
+        nonzero = False
+        for h in range(m):
+            if b[h] != 0.0:
+                nonzero = True
+        if not nonzero:
+            continue
+        done += 1
+        wr = wmat[r]
+        for h in range(m):
+            bv = b[h]
+            th = t[h]
+            for u in range(mm):
+                wr[u] += bv * th[u]
+        if want_counts:
+            zr = z[r]
+            for h in range(m):
+                bv = b[h]
+                ch = counts[h]
+                for u in range(mm):
+                    ch[u] += bv * zr[u]
+    return done
 
 
 @nb.njit(cache=True, nogil=True)
@@ -282,8 +334,6 @@ def inside_chunk(p0, p1, span_first, item_sym, sc, group_ptr, rule_parent, stack
     weight = _weights(e_slot, e_pair, slot_p, best, p0)
     rows, rules = _largest_group(gstart, group_ptr)
     zbuf = np.empty(rows * mm, dtype=alpha.dtype)
-    gbuf = np.empty(rows * mm, dtype=alpha.dtype)
-    obuf = np.empty(rows * rules * m, dtype=alpha.dtype)
     pbuf = np.empty(rows * rules, dtype=np.int64)
     products = 0
     for g in range(n_groups):
@@ -297,37 +347,10 @@ def inside_chunk(p0, p1, span_first, item_sym, sc, group_ptr, rule_parent, stack
         z[:] = 0.0
         _outer_sums(z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, flush)
         pit = pbuf[: n * k].reshape((n, k))
-        found = _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
-        if found >= DENSE_SHARE * n * k:
-            out = obuf[: n * k * m].reshape((n, k * m))
-            np.dot(z, stacked[q0 * m : q1 * m].T, out)
-            products += n * k
-            for r in range(n):
-                for j in range(k):
-                    it = pit[r, j]
-                    if it >= 0:
-                        for h in range(m):
-                            alpha[it, h] += out[r, j * m + h]
-            continue
+        _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
         for j in range(k):
-            c = 0
-            for r in range(n):
-                if pit[r, j] >= 0:
-                    gbuf[c * mm : (c + 1) * mm] = z[r]
-                    c += 1
-            if c == 0:
-                continue
-            out = obuf[: c * m].reshape((c, m))
-            np.dot(gbuf[: c * mm].reshape((c, mm)), stacked[(q0 + j) * m : (q0 + j + 1) * m].T,
-                   out)  # fmt: skip
-            products += c
-            c = 0
-            for r in range(n):
-                it = pit[r, j]
-                if it >= 0:
-                    for h in range(m):
-                        alpha[it, h] += out[c, h]
-                    c += 1
+            q = q0 + j
+            products += _rule_inside(alpha, z, pit[:, j], stacked[q * m : (q + 1) * m])
     for p in range(p0, p1):
         plo, phi = span_first[p], span_first[p + 1]
         if plo == phi:
@@ -346,18 +369,15 @@ def inside_chunk(p0, p1, span_first, item_sym, sc, group_ptr, rule_parent, stack
 def outside_chunk(span_first, item_sym, sc, group_ptr, rule_parent, stacked, alpha, beta, counts,
                   want_counts, slot_p, gstart, estart, e_slot, e_x, e_y, e_pair):  # fmt: skip
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
-    complete); with ``want_counts`` adds ``B^T Z`` per pair to ``counts`` ((R M, M M),
-    grouped order). Returns flops."""
+    complete); with ``want_counts`` adds ``beta_a (x) z`` per rule and row to ``counts``
+    ((R M, M M), grouped order). Returns flops."""
     m = alpha.shape[1]
     mm = m * m
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
     rows, rules = _largest_group(gstart, group_ptr)
-    bbuf = np.empty(rows * rules * m, dtype=alpha.dtype)
     wbuf = np.empty(rows * mm, dtype=alpha.dtype)
-    tbuf = np.empty(rows * mm, dtype=alpha.dtype)
     zbuf = np.empty(rows * mm if want_counts else 0, dtype=alpha.dtype)
-    gbuf = np.empty(rows * mm if want_counts else 0, dtype=alpha.dtype)
     pbuf = np.empty(rows * rules, dtype=np.int64)
     products = 0
     for g in range(n_groups):
@@ -368,60 +388,21 @@ def outside_chunk(span_first, item_sym, sc, group_ptr, rule_parent, stacked, alp
         q0, q1 = group_ptr[g], group_ptr[g + 1]
         k = q1 - q0
         pit = pbuf[: n * k].reshape((n, k))
-        found = _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
-        nonzero = False
-        for r in range(n):
-            for j in range(k):
-                it = pit[r, j]
-                if it >= 0:
-                    for h in range(m):
-                        if beta[it, h] != 0.0:
-                            nonzero = True
-        if not nonzero:
-            continue
+        _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
         z = zbuf[: n * mm].reshape((n, mm)) if want_counts else zbuf[:0].reshape((0, mm))
         if want_counts:
             z[:] = 0.0
             _outer_sums(z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, 0.0)
         wmat = wbuf[: n * mm].reshape((n, mm))
-        if found >= DENSE_SHARE * n * k:
-            b = bbuf[: n * k * m].reshape((n, k * m))
-            for r in range(n):
-                for j in range(k):
-                    it = pit[r, j]
-                    for h in range(m):
-                        b[r, j * m + h] = beta[it, h] if it >= 0 else 0.0
-            np.dot(b, stacked[q0 * m : q1 * m], wmat)
-            products += n * k
-            if want_counts:
-                counts[q0 * m : q1 * m] += np.dot(b.T, z)
-        else:
-            wmat[:] = 0.0
-            for j in range(k):
-                c = 0
-                for r in range(n):
-                    it = pit[r, j]
-                    if it >= 0:
-                        for h in range(m):
-                            bbuf[c * m + h] = beta[it, h]
-                        if want_counts:
-                            gbuf[c * mm : (c + 1) * mm] = z[r]
-                        c += 1
-                if c == 0:
-                    continue
-                bq = bbuf[: c * m].reshape((c, m))
-                tq = stacked[(q0 + j) * m : (q0 + j + 1) * m]
-                part = tbuf[: c * mm].reshape((c, mm))
-                np.dot(bq, tq, part)
-                products += c
-                c = 0
-                for r in range(n):
-                    if pit[r, j] >= 0:
-                        wmat[r] += part[c]
-                        c += 1
-                if want_counts:
-                    counts[(q0 + j) * m : (q0 + j + 1) * m] += np.dot(
-                        bq.T, gbuf[: c * mm].reshape((c, mm)))  # fmt: skip
+        wmat[:] = 0.0
+        done = 0
+        for j in range(k):
+            q = q0 + j
+            done += _rule_outside(wmat, beta, z, counts[q * m : (q + 1) * m], want_counts,
+                                  pit[:, j], stacked[q * m : (q + 1) * m])  # fmt: skip
+        if done == 0:
+            continue
+        products += done
         _outside_entries(beta, alpha, wmat, lo, estart[g], estart[g + 1], e_slot, e_x, e_y,
                          weight)  # fmt: skip
     return 2 * products * m**3 + 4 * len(e_slot) * mm
