@@ -104,9 +104,13 @@ def efficiency(model_path: str, sentences: list[list[str]]) -> dict:
     parse_sentences(model, sentences[:5])  # compiled kernels loaded, caches warm
     _, stats = parse_sentences(model, sentences)
     rate = stats.latent_flops / stats.latent_seconds / 1e9 if stats.latent_seconds else 0.0
-    return {"latent_gflop": stats.latent_flops / 1e9, "latent_seconds": stats.latent_seconds,
-            "coarse_seconds": stats.coarse_seconds, "parse_seconds": stats.seconds,
-            "latent_gflops": rate}  # fmt: skip
+    return {
+        "latent_gflop": stats.latent_flops / 1e9,
+        "latent_seconds": stats.latent_seconds,
+        "coarse_seconds": stats.coarse_seconds,
+        "parse_seconds": stats.seconds,
+        "latent_gflops": rate,
+    }
 
 
 def main() -> int:
@@ -117,8 +121,11 @@ def main() -> int:
     ap.add_argument("--large", action="store_true", help="also time a >1,000-symbol PCFG")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing (median kept)")
-    ap.add_argument("--efficiency-only", action="store_true",
-                    help="only the latent pass's rate against the GEMM rates (item 3)")
+    ap.add_argument(
+        "--efficiency-only",
+        action="store_true",
+        help="only the latent pass's rate against the GEMM rates (item 3)",
+    )
     args = ap.parse_args()
     global REPEAT
     REPEAT = max(1, args.repeat)
@@ -134,24 +141,33 @@ def main() -> int:
     with threadpool_limits(1):
         out["gemm32_1thread"] = gemm_gflops(np.float32)
     out["gemm32_all"] = gemm_gflops(np.float32)
-    print(f"numpy float32 matmul: {out['gemm32_1thread']:.1f} GFLOP/s on one thread, "
-          f"{out['gemm32_all']:.1f} on {os.cpu_count()} cores")
+    print(
+        f"numpy float32 matmul: {out['gemm32_1thread']:.1f} GFLOP/s on one thread, "
+        f"{out['gemm32_all']:.1f} on {os.cpu_count()} cores"
+    )
     if args.berkeley:
         seconds = berkeley(Path(args.berkeley), test_txt, tmp / "berkeley.out")
-        out["berkeley"] = {"seconds": seconds, "rate": n / seconds,
-                           "f1": f1(test_mrg, tmp / "berkeley.out")}  # fmt: skip
-        print(f"berkeley sm6: {n} sentences in {seconds:.2f} s = {n / seconds:.1f} "
-              f"sentences/s, strict F1 {out['berkeley']['f1'][1]:.2f}")
+        out["berkeley"] = {
+            "seconds": seconds,
+            "rate": n / seconds,
+            "f1": f1(test_mrg, tmp / "berkeley.out"),
+        }
+        print(
+            f"berkeley sm6: {n} sentences in {seconds:.2f} s = {n / seconds:.1f} "
+            f"sentences/s, strict F1 {out['berkeley']['f1'][1]:.2f}"
+        )
     models = [m for m in args.models.split(",") if m]
     out["models"] = {}
     if args.efficiency_only:
         for path in models:
             row = efficiency(path, sentences)
             out["models"][path] = row
-            print(f"{path}: latent pass {row['latent_gflop']:.1f} GFLOP in "
-                  f"{row['latent_seconds']:.2f} s = {row['latent_gflops']:.1f} GFLOP/s = "
-                  f"{row['latent_gflops'] / out['gemm32_1thread']:.3f} of one-thread float32 "
-                  f"matmul; coarse pass {row['coarse_seconds']:.2f} s")  # fmt: skip
+            print(
+                f"{path}: latent pass {row['latent_gflop']:.1f} GFLOP in "
+                f"{row['latent_seconds']:.2f} s = {row['latent_gflops']:.1f} GFLOP/s = "
+                f"{row['latent_gflops'] / out['gemm32_1thread']:.3f} of one-thread float32 "
+                f"matmul; coarse pass {row['coarse_seconds']:.2f} s"
+            )
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1))
         return 0
@@ -159,23 +175,40 @@ def main() -> int:
         row: dict = {}
         for jobs in (1, 2):
             parsed = tmp / f"{Path(path).stem}.j{jobs}"
-            seconds, rss = timed(lpcfg("parse", path, str(test_txt), "-o", str(parsed),
-                                       "--jobs", str(jobs), "--no-progress"))  # fmt: skip
-            row[f"jobs{jobs}"] = {"seconds": seconds, "rate": n / seconds, "max_rss_mb": rss,
-                                  "f1": f1(test_mrg, parsed)}  # fmt: skip
+            seconds, rss = timed(
+                lpcfg(
+                    "parse",
+                    path,
+                    str(test_txt),
+                    "-o",
+                    str(parsed),
+                    "--jobs",
+                    str(jobs),
+                    "--no-progress",
+                )
+            )
+            row[f"jobs{jobs}"] = {
+                "seconds": seconds,
+                "rate": n / seconds,
+                "max_rss_mb": rss,
+                "f1": f1(test_mrg, parsed),
+            }
         row["jobs_speedup"] = row["jobs1"]["seconds"] / row["jobs2"]["seconds"]
         row["same_output"] = (tmp / f"{Path(path).stem}.j1").read_bytes() == (
-            tmp / f"{Path(path).stem}.j2").read_bytes()  # fmt: skip
+            tmp / f"{Path(path).stem}.j2"
+        ).read_bytes()
         row.update(efficiency(path, sentences))
-        line = (f"{path}: --jobs 1 {row['jobs1']['rate']:.1f} sentences/s "
-                f"({row['jobs1']['seconds']:.2f} s, {row['jobs1']['max_rss_mb']:.0f} MB), "
-                f"--jobs 2 {row['jobs2']['rate']:.1f} ({row['jobs_speedup']:.2f}x), "
-                f"EVALB F1 {row['jobs1']['f1'][0]:.2f} strict {row['jobs1']['f1'][1]:.2f}; "
-                f"latent pass {row['latent_gflop']:.1f} GFLOP in {row['latent_seconds']:.2f} s "
-                f"= {row['latent_gflops']:.1f} GFLOP/s = "
-                f"{row['latent_gflops'] / out['gemm32_1thread']:.3f} of one-thread and "
-                f"{row['latent_gflops'] / out['gemm32_all']:.3f} of all-core float32 matmul; "
-                f"coarse pass {row['coarse_seconds']:.2f} s")  # fmt: skip
+        line = (
+            f"{path}: --jobs 1 {row['jobs1']['rate']:.1f} sentences/s "
+            f"({row['jobs1']['seconds']:.2f} s, {row['jobs1']['max_rss_mb']:.0f} MB), "
+            f"--jobs 2 {row['jobs2']['rate']:.1f} ({row['jobs_speedup']:.2f}x), "
+            f"EVALB F1 {row['jobs1']['f1'][0]:.2f} strict {row['jobs1']['f1'][1]:.2f}; "
+            f"latent pass {row['latent_gflop']:.1f} GFLOP in {row['latent_seconds']:.2f} s "
+            f"= {row['latent_gflops']:.1f} GFLOP/s = "
+            f"{row['latent_gflops'] / out['gemm32_1thread']:.3f} of one-thread and "
+            f"{row['latent_gflops'] / out['gemm32_all']:.3f} of all-core float32 matmul; "
+            f"coarse pass {row['coarse_seconds']:.2f} s"
+        )
         if args.berkeley:
             row["vs_berkeley"] = row["jobs1"]["rate"] / out["berkeley"]["rate"]
             line += f"; {row['vs_berkeley']:.2f}x Berkeley"
@@ -187,11 +220,14 @@ def main() -> int:
         long_txt = tmp / "long.txt"
         long_txt.write_text(" ".join(longest) + "\n")
         b = berkeley(Path(args.berkeley), long_txt, tmp / "long.berkeley")
-        ours, _ = timed(lpcfg("parse", models[0], str(long_txt), "-o", str(tmp / "long.out"),
-                              "--no-progress"))  # fmt: skip
+        ours, _ = timed(
+            lpcfg("parse", models[0], str(long_txt), "-o", str(tmp / "long.out"), "--no-progress")
+        )
         out["long_sentence"] = {"words": len(longest), "berkeley": b, "lpcfg": ours}
-        print(f"{len(longest)}-word sentence: berkeley {b:.2f} s, lpcfg ({models[0]}) "
-              f"{ours:.2f} s = {ours / b:.2f}x")
+        print(
+            f"{len(longest)}-word sentence: berkeley {b:.2f} s, lpcfg ({models[0]}) "
+            f"{ours:.2f} s = {ours / b:.2f}x"
+        )
     if args.large:
         opts = BinarizeOptions(vertical=2, horizontal=2)
         prep = prepare([str(data / "train.mrg")], opts)
@@ -199,14 +235,22 @@ def main() -> int:
         path = tmp / "large.npz"
         pcfg.save(path)
         g = prep.grammar
-        seconds, rss = timed(lpcfg("parse", str(path), str(test_txt), "-o",
-                                   str(tmp / "large.out"), "--no-progress"))  # fmt: skip
-        out["large"] = {"symbols": g.n_symbols, "binary_rules": g.n_binary,
-                        "seconds": seconds, "rate": n / seconds, "max_rss_mb": rss,
-                        "f1": f1(test_mrg, tmp / "large.out")}  # fmt: skip
-        print(f"PCFG --vertical 2 --horizontal 2: {g.n_symbols} symbols, {g.n_binary} binary "
-              f"rules: {n / seconds:.1f} sentences/s ({seconds:.2f} s, {rss:.0f} MB), strict "
-              f"F1 {out['large']['f1'][1]:.2f}")
+        seconds, rss = timed(
+            lpcfg("parse", str(path), str(test_txt), "-o", str(tmp / "large.out"), "--no-progress")
+        )
+        out["large"] = {
+            "symbols": g.n_symbols,
+            "binary_rules": g.n_binary,
+            "seconds": seconds,
+            "rate": n / seconds,
+            "max_rss_mb": rss,
+            "f1": f1(test_mrg, tmp / "large.out"),
+        }
+        print(
+            f"PCFG --vertical 2 --horizontal 2: {g.n_symbols} symbols, {g.n_binary} binary "
+            f"rules: {n / seconds:.1f} sentences/s ({seconds:.2f} s, {rss:.0f} MB), strict "
+            f"F1 {out['large']['f1'][1]:.2f}"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     return 0

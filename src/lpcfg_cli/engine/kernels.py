@@ -66,8 +66,24 @@ def _grow(a: np.ndarray, n: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def enumerate_rows(p0, p1, length, base, span_sent, span_start, span_first, item_sym, sc,
-                   n_sym, pair_group, group_ptr, rule_parent, stamp, valid, rowidx):  # fmt: skip
+def enumerate_rows(
+    p0,
+    p1,
+    length,
+    base,
+    span_sent,
+    span_start,
+    span_first,
+    item_sym,
+    sc,
+    n_sym,
+    pair_group,
+    group_ptr,
+    rule_parent,
+    stamp,
+    valid,
+    rowidx,
+):
     """Rows ``(parent span, pair)`` of parents ``p0:p1`` (all of one ``length``) and their
     entries ``(row, left item, right item, sc[left] + sc[right])``.
 
@@ -155,8 +171,24 @@ def group_slots(row_g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarra
 
 
 @nb.njit(cache=True, nogil=True)
-def plan_chunk(p0, p1, length, base, span_sent, span_start, span_first, item_sym, sc, n_sym,
-               pair_group, group_ptr, rule_parent, stamp, valid, rowidx):  # fmt: skip
+def plan_chunk(
+    p0,
+    p1,
+    length,
+    base,
+    span_sent,
+    span_start,
+    span_first,
+    item_sym,
+    sc,
+    n_sym,
+    pair_group,
+    group_ptr,
+    rule_parent,
+    stamp,
+    valid,
+    rowidx,
+):
     """Rows and entries of a chunk, both grouped by children pair.
 
     Returns (span of each slot, first slot of each pair, first entry of each pair, best pair
@@ -164,8 +196,23 @@ def plan_chunk(p0, p1, length, base, span_sent, span_start, span_first, item_sym
     scales). Working pair by pair keeps each pair's split sums in cache.
     """
     row_p, row_g, best, ent_row, ent_x, ent_y, ent_pair = enumerate_rows(
-        p0, p1, length, base, span_sent, span_start, span_first, item_sym, sc, n_sym,
-        pair_group, group_ptr, rule_parent, stamp, valid, rowidx)  # fmt: skip
+        p0,
+        p1,
+        length,
+        base,
+        span_sent,
+        span_start,
+        span_first,
+        item_sym,
+        sc,
+        n_sym,
+        pair_group,
+        group_ptr,
+        rule_parent,
+        stamp,
+        valid,
+        rowidx,
+    )
     n_groups = len(group_ptr) - 1
     row_slot, gstart = group_slots(row_g, n_groups)
     slot_p = np.empty(len(row_p), dtype=np.int64)
@@ -325,8 +372,26 @@ def _rule_outside(wmat, beta, z, counts, want_counts, items, t):
 
 
 @nb.njit(cache=True, nogil=True)
-def inside_chunk(p0, p1, span_first, item_sym, sc, group_ptr, rule_parent, stacked, alpha, flush,
-                 slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair):  # fmt: skip
+def inside_chunk(
+    p0,
+    p1,
+    span_first,
+    item_sym,
+    sc,
+    group_ptr,
+    rule_parent,
+    stacked,
+    alpha,
+    flush,
+    slot_p,
+    gstart,
+    estart,
+    best,
+    e_slot,
+    e_x,
+    e_y,
+    e_pair,
+):
     """Inside vectors and scales of the items of parent spans ``p0:p1``; returns flops."""
     m = alpha.shape[1]
     mm = m * m
@@ -366,8 +431,25 @@ def inside_chunk(p0, p1, span_first, item_sym, sc, group_ptr, rule_parent, stack
 
 
 @nb.njit(cache=True, nogil=True)
-def outside_chunk(span_first, item_sym, sc, group_ptr, rule_parent, stacked, alpha, beta, counts,
-                  want_counts, slot_p, gstart, estart, e_slot, e_x, e_y, e_pair):  # fmt: skip
+def outside_chunk(
+    span_first,
+    item_sym,
+    sc,
+    group_ptr,
+    rule_parent,
+    stacked,
+    alpha,
+    beta,
+    counts,
+    want_counts,
+    slot_p,
+    gstart,
+    estart,
+    e_slot,
+    e_x,
+    e_y,
+    e_pair,
+):
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete); with ``want_counts`` adds ``beta_a (x) z`` per rule and row to ``counts``
     ((R M, M M), grouped order). Returns flops."""
@@ -398,13 +480,19 @@ def outside_chunk(span_first, item_sym, sc, group_ptr, rule_parent, stacked, alp
         done = 0
         for j in range(k):
             q = q0 + j
-            done += _rule_outside(wmat, beta, z, counts[q * m : (q + 1) * m], want_counts,
-                                  pit[:, j], stacked[q * m : (q + 1) * m])  # fmt: skip
+            done += _rule_outside(
+                wmat,
+                beta,
+                z,
+                counts[q * m : (q + 1) * m],
+                want_counts,
+                pit[:, j],
+                stacked[q * m : (q + 1) * m],
+            )
         if done == 0:
             continue
         products += done
-        _outside_entries(beta, alpha, wmat, lo, estart[g], estart[g + 1], e_slot, e_x, e_y,
-                         weight)  # fmt: skip
+        _outside_entries(beta, alpha, wmat, lo, estart[g], estart[g + 1], e_slot, e_x, e_y, weight)
     return 2 * products * m**3 + 4 * len(e_slot) * mm
 
 

@@ -59,11 +59,37 @@ def latent_pass(
         blk = layout.block(length)
         for p0 in range(blk.start, blk.stop, CHUNK_SPANS):
             p1 = min(blk.stop, p0 + CHUNK_SPANS)
-            plan = k.plan_chunk(p0, p1, length, layout.base, layout.span_sent, layout.span_start,
-                                span_first, item_sym, sc, n_sym, g.pair_group, g.group_ptr,
-                                g.rule_parent, stamp, valid, rowidx)  # fmt: skip
-            flops += k.inside_chunk(p0, p1, span_first, item_sym, sc, g.group_ptr, g.rule_parent,
-                                    g.stacked, alpha, flush, *plan)  # fmt: skip
+            plan = k.plan_chunk(
+                p0,
+                p1,
+                length,
+                layout.base,
+                layout.span_sent,
+                layout.span_start,
+                span_first,
+                item_sym,
+                sc,
+                n_sym,
+                g.pair_group,
+                g.group_ptr,
+                g.rule_parent,
+                stamp,
+                valid,
+                rowidx,
+            )
+            flops += k.inside_chunk(
+                p0,
+                p1,
+                span_first,
+                item_sym,
+                sc,
+                g.group_ptr,
+                g.rule_parent,
+                g.stacked,
+                alpha,
+                flush,
+                *plan,
+            )
             if outside:
                 plans.append((length, plan))
 
@@ -73,8 +99,9 @@ def latent_pass(
     for s, span in enumerate(roots):
         if span >= 0:
             lo, hi = span_first[span], span_first[span + 1]
-            z[s] = float(np.einsum("ih,ih->", alpha[lo:hi], g.root[item_sym[lo:hi]],
-                                   dtype=np.float64))  # fmt: skip
+            z[s] = float(
+                np.einsum("ih,ih->", alpha[lo:hi], g.root[item_sym[lo:hi]], dtype=np.float64)
+            )
     ok = roots >= 0
     log_z[ok] = log_value(z[ok], sc[roots[ok]])
     chart = Chart(keys, alpha, None, sc, log_z, span_first, flops=flops)
@@ -94,9 +121,25 @@ def latent_pass(
             blk = layout.block(length)
             k.flush_rows(beta, span_first[blk.start], span_first[blk.stop], flush * top)
             flushed = length
-        flops += k.outside_chunk(span_first, item_sym, sc, g.group_ptr, g.rule_parent, g.stacked,
-                                 alpha, beta, rule_counts, counts, slot_p, gstart, estart,
-                                 e_slot, e_x, e_y, e_pair)  # fmt: skip
+        flops += k.outside_chunk(
+            span_first,
+            item_sym,
+            sc,
+            g.group_ptr,
+            g.rule_parent,
+            g.stacked,
+            alpha,
+            beta,
+            rule_counts,
+            counts,
+            slot_p,
+            gstart,
+            estart,
+            e_slot,
+            e_x,
+            e_y,
+            e_pair,
+        )
     chart.beta = beta
     chart.flops = flops
     if counts:
@@ -117,4 +160,3 @@ def lexical_items(
     pos = np.minimum(pos, max(len(keys) - 1, 0))
     ok = (len(keys) > 0) & (keys[pos] == want) if len(keys) else np.zeros(len(want), bool)
     return pos[ok], np.asarray(rule)[ok], np.asarray(weight)[ok]
-

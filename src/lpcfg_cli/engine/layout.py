@@ -33,8 +33,9 @@ class SpanLayout:
             np.arange(self.n_spans)
             - self.base.ravel()[np.repeat(np.arange(counts.size), counts.ravel())]
         )
-        self.span_len = np.repeat(np.repeat(np.arange(self.max_length + 1), len(self.lengths)),
-                                  counts.ravel())  # fmt: skip
+        self.span_len = np.repeat(
+            np.repeat(np.arange(self.max_length + 1), len(self.lengths)), counts.ravel()
+        )
 
     def block(self, length: int) -> slice:
         """Ids of all spans of ``length`` as a slice."""
