@@ -207,3 +207,19 @@ def synthetic_treebank(d: Path, n_train: int, n_test: int) -> list[Tree]:
 def fit_em(grammar: Grammar, bank: CompiledTreebank, **options: Any) -> LPCFG:
     """EM with these ``EMOptions`` on a grammar and treebank built without ``prepare``."""
     return EMLearner(EMOptions(**options)).fit(TrainingData(grammar, bank, {}))
+
+
+def latent_trees(n: int) -> list[Tree]:
+    """``n`` trees of a fixed 2-state L-PCFG whose states differ sharply (sparse Dirichlet),
+    so that latent states pay off over the PCFG."""
+    truth = random_lpcfg(
+        n_inter=4,
+        n_pre=4,
+        n_words=20,
+        states=2,
+        rules_per_symbol=4,
+        words_per_tag=6,
+        seed=9,
+        concentration=0.5,
+    )
+    return sample_trees(truth, n, seed=10)

@@ -8,25 +8,14 @@ import pytest
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parser import Parser, ParserOptions, combine
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import format_tree, leaves
-from tests.support import fit_em, invoke
+from tests.support import fit_em, invoke, latent_trees
 
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     d = tmp_path_factory.mktemp("ensemble")
-    truth = random_lpcfg(
-        n_inter=4,
-        n_pre=4,
-        n_words=20,
-        states=2,
-        rules_per_symbol=4,
-        words_per_tag=6,
-        seed=9,
-        concentration=0.5,
-    )
-    trees = sample_trees(truth, 340, seed=10)
+    trees = latent_trees(340)
     grammar, bank = build_grammar(trees[:300])
     for seed in (1, 2):
         fit_em(grammar, bank, states=2, iterations=3, seed=seed).save(d / f"em{seed}.npz")

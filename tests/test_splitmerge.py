@@ -15,23 +15,13 @@ from lpcfg_cli.learners.splitmerge import (
     merge_states,
     split_states,
 )
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.training import TrainingData
+from tests.support import latent_trees
 
 
 @pytest.fixture(scope="module")
 def bank():
-    truth = random_lpcfg(
-        n_inter=4,
-        n_pre=4,
-        n_words=20,
-        states=2,
-        rules_per_symbol=4,
-        words_per_tag=6,
-        seed=9,
-        concentration=0.5,
-    )
-    trees = sample_trees(truth, 1200, seed=10)
+    trees = latent_trees(1200)
     grammar, train = build_grammar(trees[:1000], rare=0)
     from lpcfg_cli.grammar import compile_trees
 
