@@ -249,32 +249,12 @@ def test_progress_bars_only_on_a_terminal(d, monkeypatch):
     assert "sent/s" in invoke(*args).stderr
     assert "sent/s" not in invoke(*args, "--no-progress").stderr
     assert invoke(*args, "--quiet").stderr == ""
-    em = invoke(
-        "train",
-        "--method",
-        "em",
-        "--states",
-        "2",
-        "--iterations",
-        "2",
-        d / "t.mrg",
-        "-o",
-        d / "em.npz",
-    )
+    train_em = ("train", "--method", "em", "--states", "2", "--iterations", "2", d / "t.mrg")
+    train_em += ("-o", d / "em.npz")
+    em = invoke(*train_em)
     assert "it/s" in em.stderr or "s/it" in em.stderr
     monkeypatch.undo()
-    em = invoke(
-        "train",
-        "--method",
-        "em",
-        "--states",
-        "2",
-        "--iterations",
-        "2",
-        d / "t.mrg",
-        "-o",
-        d / "em.npz",
-    )
+    em = invoke(*train_em)
     assert all(line.startswith("lpcfg: ") for line in em.stderr.splitlines()), em.stderr
 
 

@@ -264,7 +264,7 @@ class LPCFG:
             **{k: v for k, v in self.meta.items() if k not in ("format", "grammar", "form")},
         }
         if self.members:
-            meta["members"] = [{"form": m.form, **without_timings(m.meta)} for m in self.members]
+            meta["members"] = [{"form": m.form, **m.meta} for m in self.members]
         arrays = {
             "meta_json": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
             "rules_binary": self.grammar.binary,

@@ -119,8 +119,9 @@ def best_of(
     is in memory at a time besides the best; each record gets its ``dev_f1`` and is passed
     to ``report``. Returns the chosen model and every record.
     """
-    keep: Patience[LPCFG] = Patience(patience=10**9)
-    history = []
+    best: LPCFG | None = None
+    best_f1 = float("-inf")
+    history: list[dict[str, Any]] = []
     for record, model in candidates:
         if dev is not None:
             t0 = time.perf_counter()
@@ -129,9 +130,10 @@ def best_of(
         history.append(record)
         if report:
             report(record)
-        keep.offer(record.get("dev_f1", 0.0), model)
+        if record.get("dev_f1", 0.0) > best_f1:  # ties keep the earlier candidate
+            best, best_f1 = model, record.get("dev_f1", 0.0)
         if dev is None:
             break
-    if keep.best is None:
+    if best is None:
         raise ValueError("best_of needs at least one candidate")
-    return keep.best, history
+    return best, history

@@ -106,16 +106,9 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
         return click.option(
             flag, name, multiple=True, metavar=spec.metavar, callback=_mapping(spec), help=help_text
         )
-    kinds = {type(d).__name__ for _, d, _ in found}
-    if kinds & {"tuple"}:
-        items = (
-            "int"
-            if any(
-                isinstance(d, int) or (isinstance(d, tuple) and d and isinstance(d[0], int))
-                for d in defaults
-            )
-            else "str"
-        )
+    grids = [d for _, d, _ in found if isinstance(d, tuple)]
+    if grids:  # comma-separated: a grid of numbers (states) or names (templates)
+        items = "int" if isinstance(grids[0][0], int) else "str"
         kwargs["callback"] = _listing(items, spec)
         kwargs["type"] = str
         kwargs["metavar"] = spec.metavar or ("N[,N...]" if items == "int" else "NAME[,...]")

@@ -116,9 +116,6 @@ class PivotOptions:
             if t not in self.outside_features:
                 raise LpcfgError(f"rule template {t!r} must be one of the outside templates")
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
 
 # ---------------------------------------------------------------- matrix decomposition
 
@@ -360,7 +357,7 @@ class PivotEstimator:
             {
                 **(meta or {}),
                 "method": "pivot",
-                "pivot": {**opts.to_dict(), "states": m},
+                "pivot": {**to_dict(opts), "states": m},
                 "distinct_states": {g.symbols[a]: int(k[a]) for a in range(g.n_symbols)},
                 "pivot_seconds": {
                     "decomposition": round(t1 - t0, 3),

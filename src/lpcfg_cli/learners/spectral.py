@@ -133,9 +133,6 @@ class SpectralOptions:
             self.inside_features, self.outside_features, self.feature_scaling, self.feature_offset
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
 
 class SpectralEstimator:
     """Features and SVDs of one treebank, from which models with any ``m`` are built.
@@ -242,7 +239,7 @@ class SpectralEstimator:
             {
                 "method": "spectral",
                 "states_requested": m,
-                "spectral": opts.to_dict(),
+                "spectral": to_dict(opts),
                 "singular_values": {
                     g.symbols[a]: np.round(svd.s, 6).tolist() for a, svd in enumerate(self._svds)
                 },
