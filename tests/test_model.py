@@ -79,3 +79,40 @@ def test_foreign_and_pickled_files_are_refused(tmp_path):
     with pytest.raises(LpcfgError, match="not an lpcfg model file"):
         LPCFG.load(text)
     assert zipfile.is_zipfile(foreign)
+
+
+def test_large_arrays_are_mapped_copy_on_write(tmp_path):
+    """Entries of 64 KiB and more are memory-mapped, not read: the loaded arrays equal the
+    saved ones, stay writable, and writing to them leaves the file as it was."""
+    model = random_lpcfg(states=16, seed=3)
+    path = tmp_path / "big.npz"
+    model.save(path)
+    assert model.binary.nbytes >= 1 << 16
+    before = path.read_bytes()
+    back = LPCFG.load(path)
+    np.testing.assert_array_equal(back.binary, model.binary)
+    assert back.check_probabilistic() < 1e-9
+    back.binary[:] = 0.0
+    assert path.read_bytes() == before
+    np.testing.assert_array_equal(LPCFG.load(path).binary, model.binary)
+
+
+def test_a_mapped_entry_shorter_than_its_header_is_refused(tmp_path):
+    model = random_lpcfg(states=16, seed=3)
+    path = tmp_path / "big.npz"
+    model.save(path)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    binary = arrays.pop("binary")
+    short = io.BytesIO()  # a header claiming twice the entries the entry holds
+    np.lib.format.write_array_header_1_0(
+        short, {"descr": "<f8", "fortran_order": False, "shape": (2 * len(binary),)}
+    )
+    short.write(binary.astype("<f8").tobytes())
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+        for key, value in arrays.items():
+            with zf.open(f"{key}.npy", "w") as entry:
+                np.lib.format.write_array(entry, value, allow_pickle=False)
+        zf.writestr("binary.npy", short.getvalue())
+    with pytest.raises(LpcfgError, match="shorter than its header says"):
+        LPCFG.load(path)

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from lpcfg_cli import labels
 from lpcfg_cli.binarize import debinarize
@@ -228,13 +227,13 @@ class Parser:
         layout = SpanLayout([len(s) for s in sentences])
         lex_span, lex_rule, lex_weight = self._lexical(layout, sentences)
         n1 = layout.block(1)
-        lex_scores = sp.coo_matrix(
-            (
-                self.model.coarse.lexical[lex_rule] * lex_weight,
-                (lex_span - n1.start, g.lexical[lex_rule, 0]),
-            ),
-            shape=(n1.stop - n1.start, g.n_symbols),
-        ).toarray()
+        # Duplicate (word, pre-terminal) entries add up, as a sparse matrix's would.
+        lex_scores = np.zeros((n1.stop - n1.start, g.n_symbols))
+        np.add.at(
+            lex_scores,
+            (lex_span - n1.start, g.lexical[lex_rule, 0]),
+            self.model.coarse.lexical[lex_rule] * lex_weight,
+        )
         t0 = time.perf_counter()
         keys, mu, log_z = coarse_posteriors(self.coarse, layout, lex_scores, self.model.coarse.root)
         self.stats.coarse_seconds += time.perf_counter() - t0

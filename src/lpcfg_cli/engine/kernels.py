@@ -503,12 +503,3 @@ def normalise_spans(values, sc, span_first, s0, s1, flush):
         lo, hi = span_first[s], span_first[s + 1]
         if lo < hi:
             sc[s] += normalise_span(values, lo, hi, flush)
-
-
-@nb.njit(cache=True, nogil=True)
-def flush_rows(values, lo, hi, threshold):
-    """Set entries of rows ``lo:hi`` below ``threshold`` in absolute value to zero."""
-    for i in range(lo, hi):
-        for h in range(values.shape[1]):
-            if abs(values[i, h]) < threshold:
-                values[i, h] = 0.0

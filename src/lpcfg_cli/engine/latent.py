@@ -15,7 +15,7 @@ from lpcfg_cli.engine import kernels as k
 from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.result import Chart
-from lpcfg_cli.engine.scaling import log_value
+from lpcfg_cli.engine.scaling import flush_rows, log_value
 
 # Parent spans per kernel call: bounds the split-sum buffer (rows x M * M floats).
 CHUNK_SPANS = 2048
@@ -119,7 +119,7 @@ def latent_pass(
     for length, (slot_p, gstart, estart, _, e_slot, e_x, e_y, e_pair) in reversed(plans):
         if flush and length < flushed:
             blk = layout.block(length)
-            k.flush_rows(beta, span_first[blk.start], span_first[blk.stop], flush * top)
+            flush_rows(beta, span_first[blk.start], span_first[blk.stop], flush * top)
             flushed = length
         flops += k.outside_chunk(
             span_first,
