@@ -8,13 +8,12 @@ import pytest
 
 from lpcfg_cli.engine.trees import tree_scores
 from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.learners.anchors import fast_anchor_words, simplex_weights
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.pivot import (
     PivotEstimator,
     PivotOptions,
     align,
-    fast_anchor_words,
-    simplex_weights,
 )
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.sampling import sample_trees

@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners.anchors import anchor_posteriors, cca_vectors
 from lpcfg_cli.learners.base import (
     SEED_HELP,
     STATES_HELP,
@@ -49,7 +50,6 @@ from lpcfg_cli.learners.base import (
     Progress,
 )
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
-from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.products import accumulate_outer, apply_rules
 from lpcfg_cli.model import LPCFG
@@ -117,58 +117,6 @@ class PivotOptions:
                 raise LpcfgError(f"rule template {t!r} must be one of the outside templates")
 
 
-# ---------------------------------------------------------------- matrix decomposition
-
-
-def fast_anchor_words(points: np.ndarray, k: int) -> np.ndarray:
-    """Indices of ``k`` rows of ``points`` picked greedily as far as possible from the affine
-    span of those already picked (FastAnchorWords, Arora et al. 2013)."""
-    n = len(points)
-    k = min(k, n)
-    if k == 0:
-        return np.zeros(0, dtype=np.int64)
-    first = int(np.argmax(((points - points.mean(axis=0)) ** 2).sum(axis=1)))
-    picked = [first]
-    resid = points - points[first]
-    for _ in range(k - 1):
-        norms = (resid**2).sum(axis=1)
-        nxt = int(np.argmax(norms))
-        if norms[nxt] <= 1e-24:
-            break
-        direction = resid[nxt] / np.sqrt(norms[nxt])
-        resid = resid - np.outer(resid @ direction, direction)
-        picked.append(nxt)
-    return np.array(picked, dtype=np.int64)
-
-
-def simplex_weights(anchors: np.ndarray, points: np.ndarray, iterations: int) -> np.ndarray:
-    """``argmin_g ||g @ anchors - p||^2`` over the simplex, for every row ``p`` of ``points``,
-    by Frank-Wolfe with exact line search (vectorised over the rows)."""
-    n, k = len(points), len(anchors)
-    gram = anchors @ anchors.T  # (k, k)
-    target = points @ anchors.T  # (n, k)
-    # Start at the nearest anchor: exact for pivot features, a good start for the rest.
-    dist = (anchors**2).sum(1)[None, :] - 2 * target
-    gamma = np.zeros((n, k))
-    gamma[np.arange(n), dist.argmin(axis=1)] = 1.0
-    rows = np.arange(n)
-    diag = np.diag(gram)
-    for _ in range(iterations):
-        gg = gamma @ gram
-        grad = gg - target  # half the gradient
-        vertex = grad.argmin(axis=1)
-        # Direction d = e_vertex - gamma: <grad, d> and d' G d without forming d.
-        num = (grad * gamma).sum(axis=1) - grad[rows, vertex]
-        den = diag[vertex] - 2 * gg[rows, vertex] + (gg * gamma).sum(axis=1)
-        step = np.clip(np.divide(num, den, out=np.zeros(n), where=den > 1e-30), 0.0, 1.0)
-        if step.max(initial=0.0) < 1e-6:
-            break
-        gamma *= (1 - step)[:, None]
-        gamma[rows, vertex] += step
-    np.clip(gamma, 0.0, None, out=gamma)
-    return gamma / np.maximum(gamma.sum(axis=1, keepdims=True), 1e-300)
-
-
 @dataclass
 class _Side:
     """One side of a nonterminal's decomposition: ``cond[f, h] = p(f | h)`` within each
@@ -188,11 +136,7 @@ def _decompose_side(
 ) -> tuple[_Side, np.ndarray]:
     """Pivots, convex weights and per-template conditionals for one side; returns the side
     and ``p(h)``."""
-    candidates = np.flatnonzero(counts >= opts.min_count)
-    if len(candidates) < k:
-        candidates = np.argsort(-counts)[: max(k, 1)]
-    anchors = candidates[fast_anchor_words(vectors[candidates], k)]
-    post = simplex_weights(vectors[anchors], vectors, opts.frank_wolfe_iterations)
+    post = anchor_posteriors(vectors, counts, k, opts.min_count, opts.frank_wolfe_iterations)
     joint = p[:, None] * post  # p(f) q(h | f)
     per_block = np.zeros((blocks.max() + 1, post.shape[1]))
     np.add.at(per_block, blocks, joint)
@@ -295,11 +239,8 @@ class PivotEstimator:
         omega = (phi.T @ psi).tocsr() / n
         p_in, p_out = cnt_in / n, cnt_out / n
         cap = m if opts.state_count <= 0 else int(min(m, max(1, n // opts.state_count)))
-        scaled = sp.diags(1 / np.sqrt(p_in)) @ omega @ sp.diags(1 / np.sqrt(p_out))
-        svd = truncated_svd(scaled, cap, min_value=opts.min_singular, seed=opts.seed + a)
-        k = svd.k  # >= 1: omega is non-negative and not zero
-        v_in = svd.u * svd.s / np.sqrt(p_in)[:, None]
-        v_out = svd.v * svd.s / np.sqrt(p_out)[:, None]
+        v_in, v_out = cca_vectors(omega, p_in, p_out, cap, opts.min_singular, opts.seed + a)
+        k = v_in.shape[1]  # >= 1: omega is non-negative and not zero
         side_in, p_h = _decompose_side(v_in, p_in, cnt_in, blk_in, k, opts)
         side_out, _ = _decompose_side(v_out, p_out, cnt_out, blk_out, k, opts)
         # Eq. 3 over the features frequent enough to be reliable (most of the mass, and a
