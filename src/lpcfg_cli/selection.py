@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
@@ -27,8 +27,6 @@ from lpcfg_cli.parallel import parse_sentences
 from lpcfg_cli.parser import ParserOptions
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import ROOT_LABELS, format_tree, normalize, read_treebank, words
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -75,37 +73,6 @@ def _unwrap(tree: Tree) -> Tree:
     if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], Tree):
         return tree[0]
     return tree
-
-
-@dataclass
-class Patience(Generic[T]):
-    """The best of a sequence of scored candidates; ``stop`` after ``patience`` scores in a
-    row without improvement (higher is better; ties keep the earlier candidate)."""
-
-    patience: int
-    best: T | None = None
-    best_score: float = float("-inf")
-    best_index: int = 0
-    stale: int = 0
-    seen: int = 0
-
-    def offer(self, score: float, candidate: T) -> bool:
-        """Record a candidate; True when it is the best so far."""
-        self.seen += 1
-        if self.best is None or score > self.best_score:
-            self.best, self.best_score, self.best_index, self.stale = (
-                candidate,
-                score,
-                self.seen,
-                0,
-            )
-            return True
-        self.stale += 1
-        return False
-
-    @property
-    def stop(self) -> bool:
-        return self.stale >= self.patience
 
 
 def best_of(

@@ -40,7 +40,8 @@ from lpcfg_cli.learners.base import SEED_HELP, STATES_HELP, Learner, Progress
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.split import split_model
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet, Patience
+from lpcfg_cli.patience import Patience
+from lpcfg_cli.selection import DevSet
 from lpcfg_cli.training import TrainingData
 
 
