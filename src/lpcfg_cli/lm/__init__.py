@@ -1,0 +1,12 @@
+"""Bigram and trigram language models on word sequences (``lpcfg lm``).
+
+The setting of Cohen & Collins (2014), section 8: the Saul & Pereira (1997) aggregate
+bigram model ``p(w2 | w1) = sum_h r(h | w1) s(w2 | h)`` learned by EM, by the pivot
+algorithm and by pivot then EM, against interpolated Kneser-Ney bigram and trigram
+baselines, all scored by one perplexity function on the Brown corpus.
+
+Modules, in import order: ``corpus`` (the Brown split, text files, the vocabulary and
+n-gram events), ``evaluate`` (the model protocol and perplexity), ``kneserney`` (kn2,
+kn3), ``modelfile`` (``.npz`` model files and the method -> model class registry) and
+``methods`` (what ``lpcfg lm train --method`` can fit).
+"""
