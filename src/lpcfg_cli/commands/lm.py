@@ -1,0 +1,179 @@
+"""`lpcfg lm`: bigram and trigram language models of text (one sentence per line).
+
+``lpcfg lm train`` fits a model by one of the methods of ``lm.methods.METHODS`` (options
+derived from their dataclasses, as for ``lpcfg train``) and writes a model file;
+``lpcfg lm perplexity`` scores a text with one (``lm.evaluate.perplexity``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+import click
+
+from lpcfg_cli.commands.options import (
+    given,
+    hyper_options,
+    model_output_option,
+    progress_bar,
+    progress_option,
+    quiet_param,
+    report,
+    unused,
+)
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.fileio import check_output, display_name
+from lpcfg_cli.hyperparams import hyper_fields
+from lpcfg_cli.learners.base import Progress
+from lpcfg_cli.lm.corpus import Sentence, read_sentences
+from lpcfg_cli.lm.evaluate import perplexity as score
+from lpcfg_cli.lm.methods import METHODS, OPTION_CLASSES
+from lpcfg_cli.lm.modelfile import load_model, save_model
+
+
+def _owner(cls: type) -> str:
+    names = [m.name for m in METHODS.values() if m.options is cls]
+    return ", ".join(names) or "the aggregate learners (not registered yet)"
+
+
+OWNERS = [(_owner(cls), cls, {}) for cls in OPTION_CLASSES]
+HYPER = list(dict.fromkeys(f.name for cls in OPTION_CLASSES for f, _ in hyper_fields(cls)))
+
+
+@click.group(name="lm", invoke_without_command=True, no_args_is_help=False)
+@click.pass_context
+def command(ctx: click.Context) -> None:
+    """Bigram and trigram language models of text, one sentence per line.
+
+    The setting of Cohen & Collins (2014, section 8): Kneser-Ney baselines (kn2, kn3) and
+    the aggregate bigram model p(w2|w1) = sum_h r(h|w1) s(w2|h). Words seen once in
+    training are <unk>; every word and each sentence's end are predicted.
+
+    \b
+    Examples:
+      lpcfg lm train --method kn3 data/brown/train.txt -o kn3.npz
+      lpcfg lm perplexity kn3.npz data/brown/test.txt --json
+    """
+    if ctx.invoked_subcommand is None:  # `lpcfg lm` alone: the help, as `lpcfg` alone
+        click.echo(ctx.get_help(), color=ctx.color)
+
+
+def _read(path: str, what: str) -> list[Sentence]:
+    sentences = read_sentences(path)
+    if not sentences:
+        raise LpcfgError(
+            f"no sentences in the {what} (one sentence per line)", source=display_name(path)
+        )
+    return sentences
+
+
+@command.command(name="train")
+@click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
+@model_output_option("Language model file")
+@click.option(
+    "--method",
+    type=click.Choice(list(METHODS)),
+    default="kn2",
+    show_default=True,
+    help="kn2, kn3: interpolated Kneser-Ney bigram, trigram.",
+)
+@click.option(
+    "--dev",
+    type=click.Path(dir_okay=False, allow_dash=False),
+    help="Dev sentences (one per line) for methods that select on them.",
+)
+@hyper_options(OWNERS)
+@progress_option
+@click.pass_context
+def train(
+    ctx: click.Context, text: str, output: str, method: str, dev: str | None, **hyper: Any
+) -> None:
+    """Fit a language model to TEXT (one sentence per line, tokens separated by spaces;
+    '-' for stdin) and write it to -o MODEL.
+
+    Options the chosen --method does not use are refused (e.g. --states with kn2).
+
+    \b
+    Examples:
+      lpcfg lm train --method kn2 data/brown/train.txt -o kn2.npz
+      lpcfg lm train --method kn3 --no-modified data/brown/train.txt -o kn3u.npz
+    """
+    spec = METHODS[method]
+    if not spec.takes_dev:
+        unused(ctx, "dev", f"with --method {method} (it has nothing to select)")
+    for name in HYPER:
+        if given(ctx, name) is not None and not spec.uses(name):
+            users = ", ".join(m.name for m in METHODS.values() if m.uses(name))
+            unused(ctx, name, f"with --method {method} (used by {users or 'no method yet'})")
+    if given(ctx, "discount") is not None:
+        unused(ctx, "modified", "with --discount (one fixed discount at every order)")
+    options = spec.make_options(
+        **{k: v for k, v in hyper.items() if spec.uses(k) and v is not None}
+    )
+    check_output(output, [text, dev])
+    t0 = time.perf_counter()
+    sentences = _read(text, "training text")
+    dev_sentences = _read(dev, "dev text") if dev else None
+    report(f"{len(sentences)} sentences, {sum(map(len, sentences))} tokens")
+    model = spec.fit(sentences, dev_sentences, options, Progress(report=report, bar=progress_bar))
+    model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
+    save_model(output, model)
+    where = "<stdout>" if output == "-" else output
+    report(f"wrote {where} ({method}, {len(model.vocab)} ids, {time.perf_counter() - t0:.1f} s)")
+
+
+@command.command(name="perplexity")
+@click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='JSON on stdout: {"perplexity": float, "tokens": int, "oov": int}.',
+)
+def perplexity(model: str, text: str, as_json: bool) -> None:
+    """Perplexity of language MODEL on TEXT (one sentence per line; '-' for stdin).
+
+    Every word and the end of each sentence is predicted (tokens = words + sentences);
+    words outside the model's vocabulary are scored as <unk> and counted as OOV. One line
+    on stdout; a probability of zero gives perplexity inf (null in JSON).
+
+    \b
+    Examples:
+      lpcfg lm perplexity kn2.npz data/brown/test.txt
+      lpcfg lm perplexity --json kn3.npz - < data/brown/dev.txt
+    """
+    if model == "-" and text == "-":
+        raise click.UsageError("MODEL and TEXT cannot both be '-' (stdin)")
+    lm = load_model(model)
+    sentences = _read(text, "text")
+    t0 = time.perf_counter()
+    result = score(lm, sentences)
+    report(f"scored {len(sentences)} sentences in {time.perf_counter() - t0:.1f} s")
+    if as_json:
+        figures = result.to_dict()
+        if not math.isfinite(figures["perplexity"]):
+            figures["perplexity"] = None
+        click.echo(json.dumps(figures))
+    else:
+        click.echo(
+            f"perplexity {result.perplexity:.2f} on {result.tokens} tokens "
+            f"({result.oov} out of vocabulary, scored as <unk>)"
+        )
+
+
+def _quiet() -> click.Option:
+    """``-q/--quiet`` for a subcommand; one given to the group (``lpcfg lm -q train``, which
+    ``cli`` adds) holds too, since the subcommand's unset flag does not reset it."""
+    option = quiet_param()
+    remember = option.callback
+    assert remember is not None
+    option.callback = lambda ctx, param, value: remember(ctx, param, value) if value else None
+    return option
+
+
+for _sub in (train, perplexity):
+    _sub.params.append(_quiet())

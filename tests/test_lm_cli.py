@@ -1,0 +1,213 @@
+"""`lpcfg lm` and language model files: train -> perplexity round trips, the `-` and `-o`
+conventions, options refused for methods that cannot use them, and bad input as one
+`lpcfg: error:` line with exit status 2 (everything written in tmp_path)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lpcfg_cli.cli import main
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.lm.corpus import Vocabulary
+from lpcfg_cli.lm.evaluate import perplexity
+from lpcfg_cli.lm.kneserney import KNOptions, fit
+from lpcfg_cli.lm.methods import METHODS
+from lpcfg_cli.lm.modelfile import MODEL_CLASSES, load_lm, load_model, save_lm, save_model
+from lpcfg_cli.model import _write_npz
+
+TRAIN = "the cat sat\nthe dog sat down\na cat ran\n\nthe cat ran down\na dog\n"
+TEST = "the cat sat down\nthe bird flew\n"
+
+
+def invoke(*args, stdin: str | bytes | None = None):
+    return CliRunner().invoke(main, ["lm", *map(str, args)], input=stdin)
+
+
+def sentences(text: str) -> list[list[str]]:
+    return [line.split() for line in text.splitlines() if line.split()]
+
+
+@pytest.fixture
+def d(tmp_path):
+    (tmp_path / "train.txt").write_text(TRAIN)
+    (tmp_path / "test.txt").write_text(TEST)
+    return tmp_path
+
+
+@pytest.mark.parametrize("method", ["kn2", "kn3"])
+def test_train_then_perplexity_json_equals_the_library(d, method):
+    res = invoke("train", "--method", method, d / "train.txt", "-o", d / "m.npz")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == ""
+    assert res.stderr.splitlines()[0] == "lpcfg: 5 sentences, 16 tokens"
+    assert res.stderr.splitlines()[-1].startswith(f"lpcfg: wrote {d / 'm.npz'} ({method}, ")
+    res = invoke("perplexity", d / "m.npz", d / "test.txt", "--json")
+    assert res.exit_code == 0, res.stderr
+    got = json.loads(res.stdout)
+    want = perplexity(fit(sentences(TRAIN), None, KNOptions(order=int(method[2]))), sentences(TEST))
+    assert got == {"perplexity": pytest.approx(want.perplexity, rel=1e-12), "tokens": 9, "oov": 2}
+    human = invoke("perplexity", d / "m.npz", d / "test.txt")
+    assert human.stdout == (
+        f"perplexity {want.perplexity:.2f} on 9 tokens (2 out of vocabulary, scored as <unk>)\n"
+    )
+
+
+def test_dashes_are_stdin_and_stdout_and_quiet_is_silent(d):
+    res = CliRunner().invoke(
+        main, ["lm", "train", "-", "-o", "-", "--method", "kn3", "-q"], input=TRAIN
+    )
+    assert (res.exit_code, res.stderr) == (0, "")
+    model = res.stdout_bytes
+    res = invoke("perplexity", "-", d / "test.txt", "--json", "-q", stdin=model)
+    assert (res.exit_code, res.stderr) == (0, "")
+    (d / "m.npz").write_bytes(model)
+    res2 = invoke("perplexity", d / "m.npz", "-", "--json", stdin=TEST)
+    assert json.loads(res2.stdout) == json.loads(res.stdout)
+    assert invoke("-q", "perplexity", d / "m.npz", d / "test.txt").stderr == ""
+
+
+def test_lm_alone_prints_its_help():
+    res = invoke()
+    assert res.exit_code == 0 and res.stdout.startswith("Usage: lpcfg lm [OPTIONS]")
+    assert "perplexity" in res.stdout and "train" in res.stdout
+
+
+def test_the_same_model_gives_the_same_bytes(tmp_path):
+    model = fit(sentences(TRAIN), None, KNOptions(order=3))
+    save_model(tmp_path / "a.npz", model)
+    save_model(tmp_path / "b.npz", model)
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    again = load_model(tmp_path / "a.npz")
+    assert again.vocab == model.vocab and again.method == "kn3"
+    ev = model.vocab.events(sentences(TEST), 3)
+    np.testing.assert_array_equal(
+        again.log_probs(ev.context, ev.next), model.log_probs(ev.context, ev.next)
+    )
+
+
+def test_save_lm_and_load_lm_keep_any_arrays_and_meta(tmp_path):
+    vocab = Vocabulary.build(sentences(TRAIN))
+    arrays = {"r": np.arange(6.0).reshape(2, 3), "flags": np.array([True, False])}
+    meta = {"options": {"states": 2}, "history": [1.5, 2.5], "name": "é"}
+    save_lm(tmp_path / "x.npz", "em", vocab, arrays, meta)
+    method, vocab2, arrays2, meta2 = load_lm(tmp_path / "x.npz")
+    assert (method, vocab2, meta2) == ("em", vocab, meta)
+    assert set(arrays2) == {"r", "flags"}
+    np.testing.assert_array_equal(arrays2["r"], arrays["r"])
+    with pytest.raises(ValueError):
+        save_lm(tmp_path / "y.npz", "em", vocab, {"meta_json": np.zeros(1)}, {})
+    with pytest.raises(ValueError):
+        save_lm(tmp_path / "y.npz", "em", vocab, {"s": np.array(["a"])}, {})
+    assert not (tmp_path / "y.npz").exists()
+
+
+def test_every_registered_method_has_a_model_class():
+    assert set(METHODS) <= set(MODEL_CLASSES)
+
+
+def one_error(res, message: str) -> None:
+    assert res.exit_code == 2, (res.exit_code, res.stdout, res.stderr)
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("lpcfg: error: "), res.stderr
+    assert message in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+
+
+def test_options_a_method_cannot_use_are_refused(d):
+    train = [d / "train.txt", "-o", d / "m.npz"]
+    for args, message in [
+        (["--states", "4"], "--states has no effect with --method kn2"),
+        (["--method", "kn3", "--iterations", "3"], "--iterations has no effect with --method kn3"),
+        (["--seed", "1"], "--seed has no effect with --method kn2"),
+        (["--dev", d / "test.txt"], "--dev has no effect with --method kn2"),
+        (["--discount", "0.5", "--no-modified"], "--modified has no effect with --discount"),
+        (["--discount", "0"], "discount must be greater than 0"),
+        (["--discount", "2"], "not in the range 0.0<=x<=1.0"),
+        (["--method", "kn5"], "'kn5' is not one of"),
+    ]:
+        one_error(invoke("train", *args, *train), message)
+    assert not (d / "m.npz").exists()
+    res = invoke("train", "--discount", "0.5", "--rare", "0", *train)
+    assert res.exit_code == 0, res.stderr
+
+
+def test_bad_input_is_one_error_line(d):
+    (d / "empty.txt").write_text("\n \n")
+    (d / "bad.txt").write_bytes(b"fine\n\xff\n")
+    (d / "m.npz").write_bytes(b"")
+    model = d / "kn.npz"
+    assert invoke("train", d / "train.txt", "-o", model).exit_code == 0
+    for args, message in [
+        (["train", d / "missing.txt", "-o", d / "o.npz"], "missing.txt: no such file"),
+        (["train", d / "empty.txt", "-o", d / "o.npz"], "no sentences in the training text"),
+        (["train", d / "bad.txt", "-o", d / "o.npz"], "bad.txt:2: invalid UTF-8"),
+        (["train", d / "train.txt", "-o", d / "train.txt"], "also an input of this run"),
+        (["train", d / "train.txt", "-o", d / "nofolder" / "o.npz"], "directory does not exist"),
+        (["perplexity", model, d / "missing.txt"], "missing.txt: no such file"),
+        (["perplexity", model, d / "empty.txt"], "no sentences in the text"),
+        (["perplexity", d / "train.txt", d / "test.txt"], "not an lpcfg model file"),
+        (["perplexity", d / "m.npz", d / "test.txt"], "empty file, not an lpcfg model file"),
+        (["perplexity", d / "nope.npz", d / "test.txt"], "no such model file"),
+        (["perplexity", "-", "-"], "MODEL and TEXT cannot both be '-'"),
+    ]:
+        one_error(invoke(*args), message)
+    assert sorted(p.name for p in d.iterdir()) == [
+        "bad.txt",
+        "empty.txt",
+        "kn.npz",
+        "m.npz",
+        "test.txt",
+        "train.txt",
+    ]
+
+
+def raw_file(path, header: dict, arrays: dict | None = None) -> None:
+    """An .npz archive with the given metadata header and arrays."""
+    entries = {"meta_json": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
+    with open(path, "wb") as fh:
+        _write_npz(fh, {**entries, **(arrays or {})})
+
+
+def test_foreign_and_corrupt_model_files_are_one_error(d):
+    vocab = {"words": ["<s>", "</s>", "<unk>", "a"], "min_count": 2}
+    good = {"format": "lpcfg-lm", "format_version": 1, "method": "kn2", "vocabulary": vocab}
+    good["meta"] = {"order": 2, "radix": 4}
+    cases = [
+        (
+            {"format": "lpcfg-model", "format_version": 1},
+            "an lpcfg parsing model, not a language model",
+        ),
+        ({"format": "something"}, "not an lpcfg language model file"),
+        ({**good, "format_version": 7}, "format version 7, written by a newer lpcfg"),
+        ({**good, "format_version": "1"}, "format version '1'"),
+        ({**good, "method": "zz"}, "unknown method 'zz'"),
+        ({**good, "vocabulary": {**vocab, "words": ["a"]}}, "a vocabulary starts with"),
+        ({**good, "vocabulary": {**vocab, "min_count": 0}}, "min_count 0"),
+        ({**good, "meta": []}, "corrupt language model metadata"),
+        (good, "corrupt language model: missing arrays"),
+        ({**good, "method": "kn3"}, "corrupt language model: a kn2 model filed as kn3"),
+    ]
+    arrays = {
+        "discounts": np.zeros((2, 3)),
+        "keys1": np.array([1, 3]),
+        "counts1": np.array([2, 2]),
+        "keys2": np.array([3, 13]),
+        "counts2": np.array([2, 1]),
+    }
+    for i, (header, message) in enumerate(cases):
+        path = d / f"f{i}.npz"
+        with_arrays = header.get("method") == "kn3"
+        raw_file(path, header, arrays if with_arrays else None)
+        with pytest.raises(LpcfgError, match=re.escape(message)):
+            load_model(path)
+        one_error(invoke("perplexity", path, d / "test.txt"), message)
+    raw_file(d / "ok.npz", good, arrays)
+    assert load_model(d / "ok.npz").method == "kn2"
+    np.save(d / "one.npy", np.zeros(3))
+    one_error(invoke("perplexity", d / "one.npy", d / "test.txt"), "a single numpy array")
+    (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
+    one_error(invoke("perplexity", d / "trunc.npz", d / "test.txt"), "truncated or corrupt")
