@@ -17,7 +17,7 @@ SYNTHETIC_DATA ?= data-synthetic
 MODELS ?= models
 JOBS   ?= 2
 
-.PHONY: test test-slow data demo bench consistency clean
+.PHONY: test test-slow data demo bench consistency clean brown
 
 test: $(SETUP)
 	$(PYTHON) -m pytest -q
@@ -53,3 +53,10 @@ consistency: $(SETUP)
 
 clean:
 	rm -rf $(MODELS) out $(SYNTHETIC_DATA)
+
+# The Brown corpus split of the language-model experiments (nltk's brown corpus, found
+# through NLTK_DATA): data/brown/{train,dev,test}.txt, one sentence per line.
+brown: $(DATA)/brown/train.txt
+
+$(DATA)/brown/train.txt: scripts/brown_data.py | $(SETUP)
+	$(PYTHON) scripts/brown_data.py --out $(DATA)/brown
