@@ -4,8 +4,10 @@
 train = the first 800K tokens of ``nltk.corpus.brown.sents()``, dev = the next 200K, test =
 the rest, cut at sentence boundaries (``lpcfg_cli.lm.corpus.brown_split``): one sentence
 per line, tokens separated by one space, case kept (``--lower`` lower-cases), before any
-``<unk>`` replacement (``lpcfg lm train`` builds the vocabulary from train.txt). Prints the
-sentence and token counts of each part and the vocabulary size.
+``<unk>`` replacement (``lpcfg lm train`` builds the vocabulary from train.txt). dev1.txt
+and dev2.txt are the two halves of dev (``lpcfg_cli.lm.evaluate.halves``): the paper picks
+EM's iterations on the first and reports the second. Prints the sentence and token counts
+of each part and the vocabulary size.
 
     python scripts/brown_data.py --out data/brown
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.lm.corpus import Vocabulary, brown_split, write_sentences
+from lpcfg_cli.lm.evaluate import halves
 
 
 def main() -> int:
@@ -28,6 +31,7 @@ def main() -> int:
     out = Path(args.out)
     try:
         parts = brown_split(lower=args.lower)
+        parts["dev1"], parts["dev2"] = halves(parts["dev"])
         out.mkdir(parents=True, exist_ok=True)
         for name, sentences in parts.items():
             write_sentences(out / f"{name}.txt", sentences)
@@ -42,7 +46,7 @@ def main() -> int:
         f"vocabulary: {len(vocab) - 3} training words seen at least twice, of {seen} "
         f"(+ <unk>, </s>, <s>: {len(vocab)} ids)"
     )
-    for name in ("dev", "test"):
+    for name in ("dev", "dev2", "test"):
         encoded = vocab.encode(parts[name])
         print(f"{name}: {encoded.oov} of {encoded.tokens} tokens out of vocabulary")
     return 0
