@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Reproduce the Brown half of Table 2 of Cohen & Collins (2014): the aggregate bigram model
+learned by EM, pivot and pivot+EM for every m, with Kneser-Ney baselines.
+
+Each aggregate model picks its EM iterations (and the pivot step's smoothing) on the first
+half of dev; the table gives the perplexity of the second half, the EM iterations chosen, the
+training time, and for each method the test perplexity of its model best on dev (second
+half), as the paper does. Perplexity counts every word and every ``</s>``, unknown words as
+``<unk>`` (``lpcfg_cli.lm.evaluate``), the same for every method. Writes markdown and JSON.
+
+    python scripts/lm_brown.py --data data/brown --out out/lm_brown
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from lpcfg_cli.lm import kneserney
+from lpcfg_cli.lm.aggregate import AggregateOptions, fit_aggregate
+from lpcfg_cli.lm.corpus import Vocabulary, brown_split, read_sentences
+from lpcfg_cli.lm.evaluate import halves, perplexity
+from lpcfg_cli.lm.kneserney import KNOptions
+
+STATES = (2, 4, 8, 16, 32, 128, 256)
+METHODS = ("em", "pivot", "pivot+em")
+# Table 2 of the paper, Brown: perplexity of the second half of dev per m, then test; EM
+# iterations below (None where the paper gives none).
+PAPER = {
+    "em": ([737, 599, 488, 468, 430, 388, 365], 364),
+    "pivot": ([852, 718, 605, 559, 537, 426, 597], 560),
+    "pivot+em": ([758, 582, 502, 425, 374, 310, 327], 337),
+}
+PAPER_ITERATIONS = {
+    "em": [14, 14, 19, 12, 10, 9, 8],
+    "pivot+em": [2, 3, 2, 1, 1, 1, None],
+}
+PAPER_KN = {"kn2": (408, 415), "kn3": (386, 394)}
+
+
+def load(folder: Path) -> dict[str, list[list[str]]]:
+    """The split written by ``make brown``, or made from nltk's corpus if it is missing."""
+    if (folder / "train.txt").exists():
+        return {name: read_sentences(folder / f"{name}.txt") for name in ("train", "dev", "test")}
+    return brown_split()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="data/brown", help="folder written by `make brown`")
+    ap.add_argument("--out", default="out/lm_brown", help="writes OUT.md and OUT.json")
+    ap.add_argument("--states", default=",".join(map(str, STATES)), help="values of m")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    states = [int(x) for x in args.states.split(",")]
+
+    t0 = time.perf_counter()
+    parts = load(Path(args.data))
+    train, dev, test = parts["train"], parts["dev"], parts["test"]
+    dev1, dev2 = halves(dev)
+    vocab = Vocabulary.build(train)
+    counts = vocab.bigram_counts(train)
+    dev1_events = vocab.events(dev1, 2)
+    print(
+        f"lm_brown: {sum(map(len, train))} / {sum(map(len, dev))} / {sum(map(len, test))} "
+        f"tokens, {len(vocab)} ids, {counts.nnz} distinct training bigrams "
+        f"({time.perf_counter() - t0:.1f} s)",
+        flush=True,
+    )
+    rows: list[dict[str, Any]] = []
+    best: dict[str, tuple[float, Any]] = {}
+    for m in states:
+        for method in METHODS:
+            opts = AggregateOptions(states=m, seed=args.seed)
+            t1 = time.perf_counter()
+            model = fit_aggregate(method, vocab, counts, dev1_events, opts)
+            seconds = time.perf_counter() - t1
+            row = {
+                "method": method,
+                "states": m,
+                "dev2": perplexity(model, dev2).perplexity,
+                "em_iterations": model.meta.get("em_iterations"),
+                "smoothing": model.meta.get("smoothing"),
+                "seconds": seconds,
+            }
+            if method == "em":
+                em_best = min(
+                    [h["dev_perplexity"] for h in model.meta["history"]], default=float("inf")
+                )
+            if method == "pivot+em":
+                row["reach_em_best"] = reach(model.meta, em_best)
+            rows.append(row)
+            print(f"lm_brown: {json.dumps(row)}", flush=True)
+            if method not in best or row["dev2"] < best[method][0]:
+                best[method] = (row["dev2"], model)
+    tests = {method: perplexity(model, test).perplexity for method, (_, model) in best.items()}
+    baselines = {}
+    for order in (2, 3):
+        t1 = time.perf_counter()
+        kn = kneserney.fit(train, options=KNOptions(order=order))
+        baselines[f"kn{order}"] = {
+            "dev2": perplexity(kn, dev2).perplexity,
+            "test": perplexity(kn, test).perplexity,
+            "seconds": time.perf_counter() - t1,
+        }
+    total = time.perf_counter() - t0
+    result = {
+        "rows": rows,
+        "test": tests,
+        "best_states": {method: best[method][1].states for method in best},
+        "baselines": baselines,
+        "seconds": total,
+        "tokens": {name: sum(map(len, p)) for name, p in parts.items()},
+        "vocabulary": len(vocab),
+        "seed": args.seed,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    out.with_suffix(".md").write_text(markdown(result, states))
+    print(markdown(result, states))
+    return 0
+
+
+def reach(meta: dict[str, Any], target: float) -> int | None:
+    """The first EM iteration of pivot+EM (0: the pivot start) whose dev perplexity is
+    within 2 % of ``target``, or None."""
+    for record in meta.get("history", []):
+        if record["dev_perplexity"] <= 1.02 * target:
+            return record["iteration"]
+    return None
+
+
+def markdown(result: dict[str, Any], states: list[int]) -> str:
+    """The table beside the paper's (paper figures in parentheses where m matches)."""
+    cells = {(r["method"], r["states"]): r for r in result["rows"]}
+    head = "| method | " + " | ".join(f"m = {m}" for m in states) + " | test |"
+    lines = [head, "|---" * (len(states) + 2) + "|"]
+    paper_m = dict(zip(STATES, range(len(STATES)), strict=True))
+    for method in METHODS:
+        ppl, its, secs = [], [], []
+        for m in states:
+            r = cells.get((method, m))
+            paper = PAPER[method][0][paper_m[m]] if m in paper_m else None
+            ppl.append(f"{r['dev2']:.0f} ({paper})" if r else "")
+            if method != "pivot":
+                p_it = PAPER_ITERATIONS[method][paper_m[m]] if m in paper_m else None
+                its.append(f"{r['em_iterations']} ({p_it if p_it is not None else '-'})")
+            secs.append(f"{r['seconds']:.0f} s" if r else "")
+        test = result["test"].get(method)
+        lines.append(f"| {method} | " + " | ".join(ppl) + f" | {test:.0f} ({PAPER[method][1]}) |")
+        if its:
+            lines.append(f"| {method} EM iterations | " + " | ".join(its) + " | |")
+        lines.append(f"| {method} training time | " + " | ".join(secs) + " | |")
+    for name, b in result["baselines"].items():
+        paper_dev, paper_test = PAPER_KN[name]
+        cells = [f"{b['dev2']:.0f} ({paper_dev})"] + [""] * (len(states) - 1)
+        cells.append(f"{b['test']:.0f} ({paper_test})")
+        lines.append(f"| {name} (interpolated, modified KN) | " + " | ".join(cells) + " |")
+    reach = [
+        f"m = {r['states']}: {r['reach_em_best']}"
+        for r in result["rows"]
+        if r["method"] == "pivot+em"
+    ]
+    lines.append("")
+    lines.append(
+        "EM iterations pivot+EM needs to come within 2 % of EM's best dev perplexity (first "
+        "half of dev): " + ", ".join(reach) + "."
+    )
+    lines.append("")
+    lines.append(
+        f"Perplexity of the second half of dev (the paper's in parentheses); test: the "
+        f"model best on dev. Whole run {result['seconds'] / 60:.1f} min, seed "
+        f"{result['seed']}, {result['vocabulary']} ids."
+    )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
