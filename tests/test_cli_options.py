@@ -224,6 +224,17 @@ def test_quiet_on_every_subcommand(d, tmp_path):
         "bundle": ["bundle", d / "pcfg.npz", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
+        "lm": [
+            "lm",
+            "train",
+            "--method",
+            "em",
+            "--states",
+            "2",
+            d / "x.txt",
+            "-o",
+            tmp_path / "lm.npz",
+        ],
     }
     assert set(runs) == set(main.commands)
     for name, args in runs.items():
@@ -277,8 +288,14 @@ def test_sample_random_grammar_refuses_the_other_mode(d, tmp_path):
 def test_docs_cli_md_lists_every_option():
     """docs/cli.md (the CLI contract) names every option of every subcommand."""
     text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
-    blocks = re.split(r"\n(?=lpcfg \w+ \[OPTIONS\])", text)
+    blocks = re.split(r"\n(?=lpcfg [\w ]+ \[OPTIONS\])", text)
+    commands = []
     for name, command in main.commands.items():
+        if isinstance(command, click.Group):  # lpcfg lm: one block per subcommand
+            commands += [(f"{name} {sub}", c) for sub, c in command.commands.items()]
+        else:
+            commands.append((name, command))
+    for name, command in commands:
         block = next(b for b in blocks if b.startswith(f"lpcfg {name} [OPTIONS]"))
         for param in command.params:
             if not isinstance(param, click.Option):

@@ -78,7 +78,8 @@ def _read(path: str, what: str) -> list[Sentence]:
     type=click.Choice(list(METHODS)),
     default="kn2",
     show_default=True,
-    help="kn2, kn3: interpolated Kneser-Ney bigram, trigram.",
+    help="kn2, kn3: interpolated Kneser-Ney bigram, trigram; em, pivot, pivot+em: the "
+    "aggregate bigram model p(w2|w1) = sum_h r(h|w1) s(w2|h).",
 )
 @click.option(
     "--dev",

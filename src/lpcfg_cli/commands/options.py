@@ -107,11 +107,13 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
             flag, name, multiple=True, metavar=spec.metavar, callback=_mapping(spec), help=help_text
         )
     grids = [d for _, d, _ in found if isinstance(d, tuple)]
-    if grids:  # comma-separated: a grid of numbers (states) or names (templates)
-        items = "int" if isinstance(grids[0][0], int) else "str"
+    if grids:  # comma-separated: a grid of numbers (states, smoothing) or names (templates)
+        items = type(grids[0][0]) if isinstance(grids[0][0], (int, float)) else str
         kwargs["callback"] = _listing(items, spec)
         kwargs["type"] = str
-        kwargs["metavar"] = spec.metavar or ("N[,N...]" if items == "int" else "NAME[,...]")
+        kwargs["metavar"] = spec.metavar or {int: "N[,N...]", float: "X[,X...]"}.get(
+            items, "NAME[,...]"
+        )
     elif spec.choices:
         kwargs["type"] = click.Choice(spec.choices)
     elif isinstance(default, int) or spec.kind == "int":
@@ -145,26 +147,30 @@ def _show(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
-def _listing(items: str, spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    """A comma-separated option's value as a tuple (of whole numbers for a grid)."""
+def _listing(items: type, spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A comma-separated option's value as a tuple (of numbers of type ``items`` for a grid,
+    within the field's range)."""
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is None:
             return None
         parts = tuple(p.strip() for p in str(value).split(",") if p.strip())
-        if items == "str":
+        if items is str:
             return parts
         flag = max(param.opts, key=len)
         try:
-            numbers = tuple(int(p) for p in parts)
+            numbers = tuple(items(p) for p in parts)
         except ValueError:
             numbers = ()
-        if not numbers:
+        if not numbers or not all(math.isfinite(x) for x in numbers):
+            kind = "whole number" if items is int else "number"
             raise click.UsageError(
-                f"{flag} must be a whole number or a comma-separated list, not {value!r}", ctx
+                f"{flag} must be a {kind} or a comma-separated list, not {value!r}", ctx
             )
         if spec.min is not None and min(numbers) < spec.min:
             raise click.UsageError(f"{flag} must be at least {spec.min:g}", ctx)
+        if spec.max is not None and max(numbers) > spec.max:
+            raise click.UsageError(f"{flag} must be at most {spec.max:g}", ctx)
         return numbers
 
     return callback

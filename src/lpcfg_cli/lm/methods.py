@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from lpcfg_cli.hyperparams import check, hyper, hyper_fields
-from lpcfg_cli.learners.base import SEED_HELP, Progress
-from lpcfg_cli.lm import kneserney
+from lpcfg_cli.hyperparams import hyper_fields
+from lpcfg_cli.learners.base import Progress
+from lpcfg_cli.lm import aggregate, kneserney
+from lpcfg_cli.lm.aggregate import AggregateOptions
 from lpcfg_cli.lm.corpus import Sentence
 from lpcfg_cli.lm.kneserney import KNOptions
 from lpcfg_cli.lm.modelfile import SavedModel
@@ -43,36 +45,14 @@ class LMMethod:
         return any(f.name == name for f, _ in hyper_fields(self.options))
 
 
-@dataclass(frozen=True)
-class AggregateOptions:
-    """Options of the aggregate bigram learners (em, pivot, pivot+em): a placeholder that
-    gives the command line ``--states``, ``--iterations`` and ``--seed`` before those
-    methods are registered; replace or extend it with the learners' own options class."""
-
-    states: int = hyper(
-        16, "Aggregate model: latent states m of p(w2|w1) = sum_h r(h|w1) s(w2|h).", min=1
-    )
-    iterations: int = hyper(
-        20, "Aggregate model: EM iterations (pivot+em: after the pivot estimate).", min=0
-    )
-    seed: int = hyper(0, SEED_HELP, min=0)
-    rare: int = hyper(
-        1, "Training words seen at most this often are <unk> (1: words seen once).", min=0
-    )
-
-    def __post_init__(self) -> None:
-        check(self)
-
-
 METHODS: dict[str, LMMethod] = {
     "kn2": LMMethod("kn2", KNOptions, kneserney.fit, {"order": 2}),
     "kn3": LMMethod("kn3", KNOptions, kneserney.fit, {"order": 3}),
-    # --- the aggregate bigram learners: register em, pivot and pivot+em here, e.g.
-    # "em": LMMethod("em", AggregateOptions, aggregate.fit_em, takes_dev=True),
+    **{
+        name: LMMethod(name, AggregateOptions, partial(aggregate.fit, name), takes_dev=True)
+        for name in aggregate.METHODS
+    },
 }
 
-# Every options class whose hyper-parameters the command line offers (AggregateOptions
-# until the aggregate learners are registered with it or their own class).
-OPTION_CLASSES: list[type] = list(
-    dict.fromkeys([*(m.options for m in METHODS.values()), AggregateOptions])
-)
+# Every options class whose hyper-parameters the command line offers.
+OPTION_CLASSES: list[type] = list(dict.fromkeys(m.options for m in METHODS.values()))

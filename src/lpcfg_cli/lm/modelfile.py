@@ -23,6 +23,8 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output, display_name
+from lpcfg_cli.lm.aggregate import METHODS as AGGREGATE_METHODS
+from lpcfg_cli.lm.aggregate import AggregateLM
 from lpcfg_cli.lm.corpus import Vocabulary
 from lpcfg_cli.lm.evaluate import LanguageModel
 from lpcfg_cli.lm.kneserney import KneserNey
@@ -43,11 +45,11 @@ class SavedModel(LanguageModel, Protocol):
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]: ...
 
 
-# method -> class with from_arrays(vocab, arrays, meta). The aggregate bigram model's
-# methods (em, pivot, pivot+em) are to be added here, e.g. "em": AggregateModel.
+# method -> class with from_arrays(vocab, arrays, meta).
 MODEL_CLASSES: dict[str, Any] = {
     "kn2": KneserNey,
     "kn3": KneserNey,
+    **dict.fromkeys(AGGREGATE_METHODS, AggregateLM),
 }
 
 
