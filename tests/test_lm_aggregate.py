@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from click.testing import CliRunner
 from scipy.optimize import linear_sum_assignment
 
+from lpcfg_cli.cli import main
 from lpcfg_cli.lm.aggregate import (
     AggregateLM,
     AggregateOptions,
@@ -19,6 +22,7 @@ from lpcfg_cli.lm.aggregate import (
 from lpcfg_cli.lm.aggregate import _Bigrams as Bigrams
 from lpcfg_cli.lm.corpus import SPECIALS, Vocabulary
 from lpcfg_cli.lm.evaluate import perplexity
+from lpcfg_cli.lm.modelfile import load_model
 
 N_WORDS, M = 30, 3
 FIRST = len(SPECIALS)  # ids below are <s>, </s>, <unk>
@@ -145,3 +149,26 @@ def test_em_picks_its_iterations_on_dev_and_pivot_em_needs_fewer():
     best_hybrid = min(h["dev_perplexity"] for h in hybrid.meta["history"])
     assert best_hybrid <= 1.02 * best_em
     assert hybrid.meta["em_iterations"] < em.meta["em_iterations"]
+
+
+@pytest.mark.parametrize("method", ["em", "pivot", "pivot+em"])
+def test_cli_round_trip_gives_the_library_perplexity(tmp_path, method):
+    """`lpcfg lm train` then `lpcfg lm perplexity --json` equals the library's figure for
+    the model file read back (same method, same arrays)."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(12)]
+    lines = [" ".join(rng.choice(words, size=rng.integers(3, 9))) for _ in range(300)]
+    (tmp_path / "train.txt").write_text("\n".join(lines[:240]) + "\n")
+    (tmp_path / "dev.txt").write_text("\n".join(lines[240:]) + "\n")
+    model = tmp_path / "lm.npz"
+    runner = CliRunner()
+    args = ["lm", "train", "--method", method, "--states", "3", "--dev", tmp_path / "dev.txt"]
+    res = runner.invoke(main, [*map(str, args), str(tmp_path / "train.txt"), "-o", str(model)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["lm", "perplexity", "--json", str(model), str(tmp_path / "dev.txt")])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    back = load_model(model)
+    assert isinstance(back, AggregateLM) and back.method == method and back.states == 3
+    expected = perplexity(back, [line.split() for line in lines[240:]])
+    assert got == expected.to_dict()
