@@ -18,7 +18,7 @@ from lpcfg_cli.lm.evaluate import perplexity
 from lpcfg_cli.lm.kneserney import KNOptions, fit
 from lpcfg_cli.lm.methods import METHODS
 from lpcfg_cli.lm.modelfile import MODEL_CLASSES, load_lm, load_model, save_lm, save_model
-from lpcfg_cli.model import _write_npz
+from lpcfg_cli.npzfile import write_npz
 
 TRAIN = "the cat sat\nthe dog sat down\na cat ran\n\nthe cat ran down\na dog\n"
 TEST = "the cat sat down\nthe bird flew\n"
@@ -169,7 +169,7 @@ def raw_file(path, header: dict, arrays: dict | None = None) -> None:
     """An .npz archive with the given metadata header and arrays."""
     entries = {"meta_json": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
     with open(path, "wb") as fh:
-        _write_npz(fh, {**entries, **(arrays or {})})
+        write_npz(fh, {**entries, **(arrays or {})})
 
 
 def test_foreign_and_corrupt_model_files_are_one_error(d):

@@ -29,7 +29,7 @@ from lpcfg_cli.lm.corpus import Vocabulary
 from lpcfg_cli.lm.evaluate import LanguageModel
 from lpcfg_cli.lm.kneserney import KneserNey
 from lpcfg_cli.model import FORMAT as PARSING_FORMAT
-from lpcfg_cli.model import _read_npz, _write_npz
+from lpcfg_cli.npzfile import read_npz, write_npz
 
 FORMAT = "lpcfg-lm"
 FORMAT_VERSION = 1
@@ -78,7 +78,7 @@ def save_lm(
     entries = {META_ENTRY: np.frombuffer(text.encode("utf-8"), dtype=np.uint8)}
     entries.update({k: np.asarray(v) for k, v in arrays.items()})
     with atomic_output(path, "wb") as fh:
-        _write_npz(fh, entries)
+        write_npz(fh, entries)
 
 
 def load_lm(
@@ -87,7 +87,7 @@ def load_lm(
     """``(method, vocab, arrays, meta)`` of a language model file (``-``: stdin), checked
     as far as the format goes; the method's class checks its own arrays."""
     name = display_name(path)
-    arrays = _read_npz(path, name)
+    arrays = read_npz(path, name)
     raw = arrays.pop(META_ENTRY, None)
     if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
         raise LpcfgError("not an lpcfg language model file (no metadata)", source=name)
