@@ -7,6 +7,7 @@ All runs are in process (CliRunner, whose stderr is not a terminal) on a tiny tr
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -199,6 +200,26 @@ def test_config_errors_name_the_key(d, tmp_path, text, message):
     command = "parse" if "[parse]" in text else "train"
     res = invoke(command, "--config", config, d / "t.mrg", "-o", tmp_path / "m.npz")
     assert (res.exit_code, res.stderr) == (2, f"lpcfg: error: {config}: {message}\n")
+
+
+def test_lm_subcommands_read_their_nested_tables(tmp_path):
+    """[lm.train] and [lm.perplexity] configure `lpcfg lm train` and `lpcfg lm perplexity`;
+    top-level keys of any subcommand are allowed; a misspelt nested table is an error."""
+    text = tmp_path / "t.txt"
+    text.write_text("the cat sat\nthe dog sat\na cat ran\n")
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'states = 2\nprune = 0.5\n[lm.train]\nmethod = "pivot"\nsmoothing = "0.2"\n'
+        "[lm.perplexity]\njson = true\n"
+    )
+    model = tmp_path / "lm.npz"
+    res = invoke("lm", "train", "-q", "--config", config, text, "-o", model)
+    assert (res.exit_code, res.stderr) == (0, "")
+    res = invoke("lm", "perplexity", "--config", config, model, text)
+    assert res.exit_code == 0 and json.loads(res.stdout)["tokens"] == 12
+    config.write_text("[lm.trian]\nstates = 2\n")
+    res = invoke("lm", "train", "--config", config, text, "-o", model)
+    assert (res.exit_code, res.stderr) == (2, f"lpcfg: error: {config}: unknown table [lm.trian]\n")
 
 
 def test_quiet_on_every_subcommand(d, tmp_path):

@@ -1,7 +1,8 @@
 """``--config FILE``: option values from a TOML file (stdlib ``tomllib``).
 
 A config file may set options at top level or in a table named after the subcommand
-(``[train]``, ``[parse]``, ...); the table wins. Keys are the long option names without
+(``[train]``, ``[parse]``, ..., ``[lm.train]`` and ``[lm.perplexity]`` for the ``lm``
+group's); the table wins. Keys are the long option names without
 their dashes, spelt with ``-`` or ``_`` (``dev-f1-every``, ``cap`` for ``--cap``); a
 repeatable option takes a list (``cap = ["NP=4", "VP=8"]``) or one string. Options given
 on the command line override the file. An unknown key is an error naming it, so a misspelt
@@ -21,7 +22,8 @@ import click
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import read_text
 
-SUBCOMMANDS = ("binarize", "train", "bundle", "parse", "evaluate", "sample")
+SUBCOMMANDS = ("binarize", "train", "bundle", "parse", "evaluate", "sample", "lm")
+GROUPS = {"lm": ("train", "perplexity")}  # tables of a group's subcommands: [lm.train]
 
 
 def option_keys(command: click.Command) -> dict[str, click.Option]:
@@ -37,11 +39,15 @@ def option_keys(command: click.Command) -> dict[str, click.Option]:
 
 
 def load_config(
-    path: str, command: click.Command, siblings: Iterable[click.Command] = ()
+    path: str,
+    command: click.Command,
+    siblings: Iterable[click.Command] = (),
+    table: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Option values for ``command`` from the TOML file at ``path`` (a click default_map,
     keyed by parameter name); top-level keys may belong to the ``siblings`` (the other
-    subcommands: one file serves a whole pipeline)."""
+    subcommands: one file serves a whole pipeline). ``table``: the path of the command's
+    own table (default ``(command.name,)``; ``("lm", "train")`` for ``lpcfg lm train``)."""
     try:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
@@ -49,6 +55,9 @@ def load_config(
     for key, value in data.items():
         if isinstance(value, dict) and key not in SUBCOMMANDS:
             raise LpcfgError(f"unknown table [{key}]", source=path)
+        for sub in value if isinstance(value, dict) and key in GROUPS else ():
+            if isinstance(value[sub], dict) and sub not in GROUPS[key]:
+                raise LpcfgError(f"unknown table [{key}.{sub}]", source=path)
     own = option_keys(command)
     elsewhere = {key for sub in (command, *siblings) for key in option_keys(sub)}
     out: dict[str, Any] = {}
@@ -60,12 +69,18 @@ def load_config(
             out[own[name].name] = _value(own[name], key, value, path)
         elif name not in elsewhere:
             raise LpcfgError(f"unknown option '{key}'{_suggest(name, elsewhere)}", source=path)
-    table = data.get(command.name, {})
-    for key, value in table.items():
+    keys = table or (command.name or "",)
+    section: Any = data
+    for key in keys:
+        section = section.get(key, {}) if isinstance(section, dict) else {}
+    where = ".".join(keys)
+    for key, value in section.items():
         name = key.replace("-", "_")
+        if isinstance(value, dict) and keys[-1] in GROUPS:
+            continue  # a subcommand's table, read by that subcommand
         if name not in own:
             raise LpcfgError(
-                f"unknown option '{key}' in [{command.name}]{_suggest(name, own)}", source=path
+                f"unknown option '{key}' in [{where}]{_suggest(name, own)}", source=path
             )
         out[own[name].name] = _value(own[name], key, value, path)
     return out
@@ -89,15 +104,27 @@ def _suggest(name: str, keys: Any) -> str:
     return f" (did you mean '{close[0].replace('_', '-')}'?)" if close else ""
 
 
+def _leaves(group: click.Group) -> list[click.Command]:
+    """Every command under ``group``, those of nested groups included."""
+    out: list[click.Command] = []
+    for command in group.commands.values():
+        out += _leaves(command) if isinstance(command, click.Group) else [command]
+    return out
+
+
 def config_option(func: Any) -> Any:
     """Decorator adding ``--config FILE`` to a subcommand."""
 
     def callback(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
         if value is None:
             return
-        group = ctx.parent.command if ctx.parent is not None else None
-        siblings = group.commands.values() if isinstance(group, click.Group) else ()
-        ctx.default_map = {**(ctx.default_map or {}), **load_config(value, ctx.command, siblings)}
+        root = ctx.find_root().command
+        siblings = _leaves(root) if isinstance(root, click.Group) else []
+        table = tuple(ctx.command_path.split()[1:]) or None
+        ctx.default_map = {
+            **(ctx.default_map or {}),
+            **load_config(value, ctx.command, siblings, table),
+        }
 
     return click.option(
         "--config",

@@ -24,6 +24,7 @@ from lpcfg_cli.commands.options import (
     report,
     unused,
 )
+from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import check_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
@@ -71,6 +72,7 @@ def _read(path: str, what: str) -> list[Sentence]:
 
 
 @command.command(name="train")
+@config_option
 @click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
 @model_output_option("Language model file")
 @click.option(
@@ -127,6 +129,7 @@ def train(
 
 
 @command.command(name="perplexity")
+@config_option
 @click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
