@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lpcfg_cli.lm import kneserney
-from lpcfg_cli.lm.aggregate import AggregateOptions, fit_aggregate
+from lpcfg_cli.lm.aggregate import OPTIONS, fit_aggregate
 from lpcfg_cli.lm.corpus import Vocabulary, brown_split, read_sentences
 from lpcfg_cli.lm.evaluate import halves, perplexity
 from lpcfg_cli.lm.kneserney import KNOptions
@@ -74,7 +74,7 @@ def main() -> int:
     best: dict[str, tuple[float, Any]] = {}
     for m in states:
         for method in METHODS:
-            opts = AggregateOptions(states=m, seed=args.seed)
+            opts = OPTIONS[method](states=m, seed=args.seed)
             t1 = time.perf_counter()
             model = fit_aggregate(method, vocab, counts, dev1_events, opts)
             seconds = time.perf_counter() - t1

@@ -19,10 +19,11 @@ are chains. Parameters: ``r`` ``(V, m)`` (rows sum to one) and ``s`` stored tran
 
 The number of EM iterations is chosen on the first half of the dev text (its perplexity
 after every iteration; EM stops after ``patience`` iterations without improvement). Zeros
-are avoided by construction: ``s`` from the pivot step is mixed with the unigram
-distribution by ``floor`` (Frank-Wolfe gives exact zeros, and a bigram whose next word has
-``s(w2 | h) = 0`` for every state its context uses would get probability zero on dev text
-and stay zero under EM's multiplicative updates); EM from a random start has no zeros.
+are avoided by construction: the pivot estimate is smoothed, ``s`` with the unigram
+distribution and ``r`` with the uniform one, by a weight chosen on dev (``smoothing``):
+Frank-Wolfe gives exact zeros, and a bigram whose next word has ``s(w2 | h) = 0`` for
+every state its context uses would get probability zero on dev text and stay zero under
+EM's multiplicative updates. EM from a random start has no zeros.
 """
 
 from __future__ import annotations
@@ -50,19 +51,38 @@ TINY = 1e-300
 
 @dataclass(frozen=True)
 class AggregateOptions:
-    """Hyper-parameters of the aggregate bigram model's learners."""
+    """Hyper-parameters every learner of the aggregate bigram model has (``EMOptions``,
+    ``PivotOptions`` and ``PivotEMOptions`` add their own, so that the command line refuses
+    an option the chosen method cannot use)."""
 
     states: int = hyper(16, "Latent states m of the aggregate bigram model.", min=1)
-    iterations: int = hyper(
-        100, "EM: most iterations (the first half of --dev picks the best).", min=0
-    )
     patience: int = hyper(
-        2, "EM: stop after this many iterations without a better dev perplexity.", min=1
+        2,
+        "EM, and pivot's EM of r: stop after this many iterations without a better dev perplexity.",
+        min=1,
     )
     seed: int = hyper(0, SEED_HELP, min=0)
     rare: int = hyper(
         1, "Training words seen at most this often are <unk> (1: words seen once).", min=0
     )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True)
+class EMOptions(AggregateOptions):
+    """EM from a random start."""
+
+    iterations: int = hyper(
+        100, "EM: most iterations (the first half of --dev picks the best).", min=0
+    )
+
+
+@dataclass(frozen=True)
+class PivotOptions(AggregateOptions):
+    """The pivot estimate (section 5.2 on Q^T, then the EM of r)."""
+
     anchor_pool: float = hyper(
         6.0,
         "Pivot: anchors are picked among the anchor-pool x m most frequent next words "
@@ -72,19 +92,31 @@ class AggregateOptions:
     smoothing: tuple[float, ...] = hyper(
         (0.3, 0.1, 0.5),
         "Pivot: weights of the unigram distribution mixed into the pivot estimate of "
-        "s(w2|h), comma-separated; the best on the first half of --dev is kept (without "
-        "--dev: the first).",
+        "s(w2|h) (and of the uniform one into r), comma-separated; the best on the first "
+        "half of --dev is kept (without --dev: the first).",
         min=0.0,
         max=1.0,
     )
     frank_wolfe_iterations: int = 200
-    r_iterations: int = 200  # the concave EM of r (pivot), at most
+    r_iterations: int = 200  # the concave EM of r, at most
     r_tol: float = 1e-6  # ... stops when the log-likelihood gains less than this, relatively
     min_singular: float = 1e-4
-    floor: float = 1e-3  # uniform mass mixed into the pivot step's r (EM keeps zeros)
 
-    def __post_init__(self) -> None:
-        check(self)
+
+@dataclass(frozen=True)
+class PivotEMOptions(PivotOptions):
+    """EM started from the pivot estimate."""
+
+    iterations: int = hyper(
+        100, "EM: most iterations (the first half of --dev picks the best).", min=0
+    )
+
+
+OPTIONS: dict[str, type[AggregateOptions]] = {
+    "em": EMOptions,
+    "pivot": PivotOptions,
+    "pivot+em": PivotEMOptions,
+}
 
 
 @dataclass
@@ -209,7 +241,7 @@ def run_em(
     s_t: np.ndarray,
     vocab: Vocabulary,
     dev: Events | None,
-    options: AggregateOptions,
+    options: EMOptions | PivotEMOptions,
     report: Report | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
     """EM from ``(r, s_t)`` for at most ``options.iterations`` iterations; with ``dev`` (the
@@ -263,7 +295,7 @@ def random_start(v: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return r, s_t
 
 
-def pivot_s(counts: sp.spmatrix, options: AggregateOptions) -> tuple[np.ndarray, np.ndarray]:
+def pivot_s(counts: sp.spmatrix, options: PivotOptions) -> tuple[np.ndarray, np.ndarray]:
     """``s_t[w2, h] = s(w2 | h)`` by the section 5.2 algorithm on ``Q^T`` (see the module
     docstring), and the unigram distribution of next words ``(V,)``."""
     q = sp.csr_matrix(counts, dtype=float)
@@ -302,7 +334,7 @@ def fit_r(
     s_t: np.ndarray,
     vocab: Vocabulary,
     dev: Events | None,
-    options: AggregateOptions,
+    options: PivotOptions,
 ) -> tuple[np.ndarray, int]:
     """``r`` for a fixed ``s`` by EM on ``r`` alone, from uniform; returns ``r`` and its
     iterations. The objective ``sum C log (r s)`` is concave in ``r``, so without ``dev``
@@ -351,6 +383,8 @@ def fit_aggregate(
     of the dev text, which picks the number of EM iterations."""
     if method not in METHODS:
         raise LpcfgError(f"unknown aggregate method {method!r} (one of {', '.join(METHODS)})")
+    if not isinstance(options, OPTIONS[method]):
+        raise LpcfgError(f"{method} takes {OPTIONS[method].__name__}, not {type(options).__name__}")
     bigrams = _Bigrams.of(counts)
     v, m = len(vocab), options.states
     meta: dict[str, Any] = {"states": m}

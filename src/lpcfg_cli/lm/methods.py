@@ -18,7 +18,6 @@ from typing import Any
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Progress
 from lpcfg_cli.lm import aggregate, kneserney
-from lpcfg_cli.lm.aggregate import AggregateOptions
 from lpcfg_cli.lm.corpus import Sentence
 from lpcfg_cli.lm.kneserney import KNOptions
 from lpcfg_cli.lm.modelfile import SavedModel
@@ -49,7 +48,7 @@ METHODS: dict[str, LMMethod] = {
     "kn2": LMMethod("kn2", KNOptions, kneserney.fit, {"order": 2}),
     "kn3": LMMethod("kn3", KNOptions, kneserney.fit, {"order": 3}),
     **{
-        name: LMMethod(name, AggregateOptions, partial(aggregate.fit, name), takes_dev=True)
+        name: LMMethod(name, aggregate.OPTIONS[name], partial(aggregate.fit, name), takes_dev=True)
         for name in aggregate.METHODS
     },
 }
