@@ -1,10 +1,16 @@
-"""Goodman's max-marginal (labelled recall) decoding.
+"""Decoding: Goodman's max-marginal (labelled recall) trees, and max-rule-product trees.
 
 Given the marginal ``mu(a, i, j)`` of every chart item, find the binarized tree maximising the
 sum of the marginals of its items (Goodman 1996): each span takes its best label, and a CKY
 pass over spans picks the bracketing. Pre-terminal symbols label one-word spans, in-terminals
 longer spans; the whole-sentence span prefers a symbol that is not an intermediate (``@``)
 symbol of the binarization.
+
+Max-rule-product (Petrov & Klein 2007, the Berkeley parser's default): the binarized tree
+maximising the product over its anchored binary rules of ``q(a -> b c, i, k, j) =
+r(a -> b c, i, k, j) / mu(a, i, j)``, the rule's posterior given its parent's (the lexical
+rules' ``q`` is 1: one word per pre-terminal), times the root item's marginal. Unlike
+max-marginal, every node of the result is expanded by a rule of the grammar.
 
 Negative marginals: tensor-form (spectral) models can give negative or tiny marginals, since
 their parameters are only identified up to linear transforms and estimated with noise. We
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numba as nb
 import numpy as np
 
 from lpcfg_cli.engine.layout import SpanLayout
@@ -99,6 +106,96 @@ def _build(layout, s, length, split, labels, symbols, words) -> Tree:
             m = int(split[span])
             stack.append((i + m, n - m, node))  # right child, popped after the left one
             stack.append((i, m, node))
+        if parent is None:
+            root = node
+        else:
+            parent.append(node)
+    return root
+
+
+def max_rule_trees(
+    layout: SpanLayout,
+    keys: np.ndarray,
+    n_symbols: int,
+    marginals: np.ndarray,
+    rules: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    root_ok: np.ndarray,
+    symbols: Sequence[str],
+    sentences: Sequence[Sequence[str]],
+) -> list[Tree | None]:
+    """The max-rule-product binarized tree of every sentence (None where none exists).
+
+    ``keys``: the chart's items (sorted ``span * n_symbols + symbol``, so that an item's
+    children come before it); ``marginals`` their posteriors; ``rules``: the anchored
+    binary rules (parent, left, right items, posterior; ``Chart.rules``). Absolute values
+    are used, as for max-marginal (see the module docstring)."""
+    it, x, y, post = rules
+    item_span, item_sym = keys // n_symbols, keys % n_symbols
+    mu = np.abs(marginals)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # q = r / mu is a conditional probability: at most 1 (log 0). Rounding in single
+        # precision can exceed it, and a parent whose marginal was flushed to zero while a
+        # rule below it kept some mass gave +inf (a tree of nothing but such items).
+        score = np.where(
+            mu[it] > 0, np.minimum(np.log(np.abs(post)) - np.log(mu[it]), 0.0), -np.inf
+        )
+        log_mu = np.log(mu)
+    order = np.argsort(it, kind="stable")
+    leaf = layout.span_len[item_span] == 1
+    best, back = _best_rules(
+        len(keys), it[order], x[order], y[order], score[order], leaf & (mu > 0)
+    )
+    back = np.where(back >= 0, order[np.maximum(back, 0)], -1)
+    span_first = np.searchsorted(item_span, np.arange(layout.n_spans + 1))
+    trees: list[Tree | None] = []
+    for s, span in enumerate(layout.root_spans()):
+        if span < 0:
+            trees.append(None)
+            continue
+        lo, hi = span_first[span], span_first[span + 1]
+        cand = np.arange(lo, hi)
+        total = np.where(root_ok[item_sym[cand]], best[cand] + log_mu[cand], -np.inf)
+        if len(cand) == 0 or not np.isfinite(total.max()):
+            trees.append(None)
+            continue
+        top = int(cand[np.argmax(total)])
+        trees.append(
+            _build_rules(layout, top, item_span, item_sym, back, x, y, symbols, sentences[s])
+        )
+    return trees
+
+
+@nb.njit(cache=True, nogil=True)
+def _best_rules(n_items, it, x, y, score, leaf):
+    """Best log score of every item's subtree and the candidate that gives it; candidates
+    sorted by parent item, whose children are earlier items (shorter spans)."""
+    best = np.full(n_items, -np.inf)
+    back = np.full(n_items, -1, dtype=np.int64)
+    for i in range(n_items):
+        if leaf[i]:
+            best[i] = 0.0
+    for c in range(len(it)):
+        v = score[c] + best[x[c]] + best[y[c]]
+        if v > best[it[c]]:
+            best[it[c]] = v
+            back[it[c]] = c
+    return best, back
+
+
+def _build_rules(layout, top, item_span, item_sym, back, x, y, symbols, words) -> Tree:
+    """A tree from the best candidate of every item, top-down with an explicit stack."""
+    root = None
+    stack: list[tuple[int, Tree | None]] = [(top, None)]
+    while stack:
+        item, parent = stack.pop()
+        label = symbols[item_sym[item]]
+        if back[item] < 0:
+            node = Tree(label, [words[int(layout.span_start[item_span[item]])]])
+        else:
+            node = Tree(label, [])
+            c = back[item]
+            stack.append((int(y[c]), node))  # right child, popped after the left one
+            stack.append((int(x[c]), node))
         if parent is None:
             root = node
         else:

@@ -21,7 +21,7 @@ import numpy as np
 
 from lpcfg_cli import labels
 from lpcfg_cli.binarize import debinarize
-from lpcfg_cli.decode import best_labels, goodman_trees
+from lpcfg_cli.decode import best_labels, goodman_trees, max_rule_trees
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
@@ -61,8 +61,36 @@ class ParserOptions:
         choices=("product", "mean"),
     )
 
+    decode: str = hyper(
+        "max-marginal",
+        "Tree chosen from the posteriors: max-marginal (Goodman; the spectral papers') or "
+        "max-rule-product (Petrov & Klein 2007; the Berkeley parser's).",
+        choices=("max-marginal", "max-rule-product"),
+    )
+
     def __post_init__(self) -> None:
         check(self)
+
+
+def combine_rules(rules: list[tuple[np.ndarray, ...]], how: str) -> tuple[np.ndarray, ...]:
+    """One posterior per anchored rule from an ensemble's models, as ``combine`` does for
+    items: ``product`` keeps the rules every model has, with the geometric mean of their
+    posteriors' absolute values; ``mean`` averages them (a model without the rule counts
+    zero)."""
+    if len(rules) == 1:
+        return rules[0]
+    triples = np.concatenate([np.stack(r[:3], axis=1) for r in rules])  # (parent, left, right)
+    uniq, inverse, counts = np.unique(triples, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    values = np.abs(np.concatenate([r[3] for r in rules]))
+    if how == "product":
+        with np.errstate(divide="ignore"):
+            total = np.bincount(inverse, np.log(values), minlength=len(uniq))
+        post = np.where(counts == len(rules), np.exp(total / len(rules)), 0.0)
+    else:
+        post = np.bincount(inverse, values, minlength=len(uniq)) / len(rules)
+    keep = post > 0
+    return (uniq[keep, 0], uniq[keep, 1], uniq[keep, 2], post[keep])
 
 
 def combine(marginals: list[np.ndarray], how: str) -> np.ndarray:
@@ -127,10 +155,12 @@ class Parser:
         )
         dtype = np.float32 if largest < 1e20 else np.float64
         # One latent grammar per model of an ensemble; none for the bare treebank PCFG,
-        # whose coarse pass already gives the posteriors.
+        # whose coarse pass already gives the posteriors (max-rule-product needs the rule
+        # posteriors of a latent pass, which for it has one state per symbol).
         self.latent = (
             []
-            if not model.members
+            if self.options.decode == "max-marginal"
+            and not model.members
             and int(model.states.max()) == 1
             and model.form == "probabilistic"
             and np.allclose(model.binary, model.coarse.binary)
@@ -261,14 +291,28 @@ class Parser:
             allowed = keys[(mu >= thr) & keep[item_sent]]
             t0 = time.perf_counter()
             charts = []
+            mrp = self.options.decode == "max-rule-product"
             for lg in self.latent:
                 lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
-                charts.append(latent_pass(lg, layout, allowed, lex))
+                charts.append(latent_pass(lg, layout, allowed, lex, rules=mrp))
                 self.stats.latent_flops += charts[-1].flops
             self.stats.latent_seconds += time.perf_counter() - t0
             marg = combine([c.marginals() for c in charts], self.options.combine)
             items = charts[0].keys  # the same allowed items in every model's chart
-            trees = self._decode(layout, items // n, items % n, marg, sentences)
+            if mrp:
+                rules = [c.rules for c in charts if c.rules is not None]
+                trees = max_rule_trees(
+                    layout,
+                    items,
+                    n,
+                    marg,
+                    combine_rules(rules, self.options.combine),
+                    self.root_ok,
+                    self.symbols,
+                    sentences,
+                )
+            else:
+                trees = self._decode(layout, items // n, items % n, marg, sentences)
             parsed = np.logical_and.reduce([np.isfinite(c.log_z) for c in charts])
             still = []
             for s in pending:

@@ -503,3 +503,93 @@ def normalise_spans(values, sc, span_first, s0, s1, flush):
         lo, hi = span_first[s], span_first[s + 1]
         if lo < hi:
             sc[s] += normalise_span(values, lo, hi, flush)
+
+
+@nb.njit(cache=True, nogil=True)
+def rule_posteriors_chunk(
+    span_first,
+    item_sym,
+    sc,
+    group_ptr,
+    rule_parent,
+    stacked,
+    alpha,
+    beta,
+    slot_p,
+    gstart,
+    estart,
+    e_slot,
+    e_x,
+    e_y,
+    e_pair,
+):
+    """Posterior of every anchored rule of a chunk (after the outside pass):
+    ``w beta_a T_q (alpha_x (x) alpha_y)`` per rule ``q = a -> b c`` whose parent item ``a``
+    exists at the row's span and split entry ``(x, y)``, with ``w`` the entry's scale
+    factor (``engine.scaling``: the same as the outside pass's). Returns the parent items,
+    left items, right items and posteriors (float64) of the non-zero ones."""
+    m = alpha.shape[1]
+    mm = m * m
+    n_groups = len(group_ptr) - 1
+    weight = _weights(e_slot, e_pair, slot_p, sc, 0)
+    rows, rules = _largest_group(gstart, group_ptr)
+    pbuf = np.empty(rows * rules, dtype=np.int64)
+    v = np.empty(mm, dtype=np.float64)
+    out_it = np.empty(256, dtype=np.int64)
+    out_x = np.empty(256, dtype=np.int64)
+    out_y = np.empty(256, dtype=np.int64)
+    out_post = np.empty(256, dtype=np.float64)
+    n = 0
+    for g in range(n_groups):
+        lo, hi = gstart[g], gstart[g + 1]
+        if lo == hi:
+            continue
+        q0, q1 = group_ptr[g], group_ptr[g + 1]
+        k = q1 - q0
+        pit = pbuf[: (hi - lo) * k].reshape((hi - lo, k))
+        _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+        for j in range(k):
+            t = stacked[(q0 + j) * m : (q0 + j + 1) * m]
+            vslot = -1
+            for e in range(estart[g], estart[g + 1]):
+                it = pit[e_slot[e] - lo, j]
+                w = weight[e]
+                if it < 0 or w == 0.0:
+                    continue
+                # Entries of one row are contiguous: v = beta_a T_q once per row.
+                if e_slot[e] != vslot:
+                    vslot = e_slot[e]
+                    b = beta[it]
+                    for u in range(mm):
+                        v[u] = 0.0
+                    for h in range(m):
+                        bh = b[h]
+                        if bh != 0.0:
+                            th = t[h]
+                            for u in range(mm):
+                                v[u] += bh * th[u]
+                ax, ay = alpha[e_x[e]], alpha[e_y[e]]
+                total = 0.0
+                for h2 in range(m):
+                    a2 = ax[h2]
+                    if a2 == 0.0:
+                        continue
+                    off = h2 * m
+                    acc = 0.0
+                    for h3 in range(m):
+                        acc += v[off + h3] * ay[h3]
+                    total += a2 * acc
+                total *= w
+                if total == 0.0:
+                    continue
+                if n >= len(out_it):
+                    out_it = _grow(out_it, n)
+                    out_x = _grow(out_x, n)
+                    out_y = _grow(out_y, n)
+                    out_post = _grow(out_post, n)
+                out_it[n] = it
+                out_x[n] = e_x[e]
+                out_y[n] = e_y[e]
+                out_post[n] = total
+                n += 1
+    return out_it[:n], out_x[:n], out_y[:n], out_post[:n]

@@ -29,12 +29,16 @@ def latent_pass(
     *,
     outside: bool = True,
     counts: bool = False,
+    rules: bool = False,
 ) -> Chart:
     """Inside (and outside) vectors of the items ``keys`` (sorted ``span * N + symbol``).
 
     ``lexical``: (item index, lexical rule, weight) triples; the weighted lexical vectors are
     summed into the pre-terminal items. With ``counts`` the chart also holds expected rule
     counts ``(R, M, M * M)`` in the grammar's rule order (EM's E-step; they need ``outside``).
+    With ``rules`` the chart also holds every anchored binary rule's posterior
+    (``Chart.rules``: parent, left and right items and posterior; for max-rule-product
+    decoding; needs ``outside``).
     """
     n_sym, m = g.n_symbols, g.m
     keys = np.asarray(keys, dtype=np.int64)
@@ -116,32 +120,23 @@ def latent_pass(
     top = float(np.abs(beta).max(initial=0.0))
     rule_counts = np.zeros((g.stacked.shape[0] if counts else 0, m * m), dtype=dtype)
     flushed = layout.max_length + 1
-    for length, (slot_p, gstart, estart, _, e_slot, e_x, e_y, e_pair) in reversed(plans):
+    anchored: list[tuple[np.ndarray, ...]] = []
+    # The arrays every outside-side kernel reads, then each chunk's plan without ``best``.
+    shared = (span_first, item_sym, sc, g.group_ptr, g.rule_parent, g.stacked, alpha, beta)
+    for length, (slot_p, gstart, estart, _, *entries) in reversed(plans):
         if flush and length < flushed:
             blk = layout.block(length)
             flush_rows(beta, span_first[blk.start], span_first[blk.stop], flush * top)
             flushed = length
-        flops += k.outside_chunk(
-            span_first,
-            item_sym,
-            sc,
-            g.group_ptr,
-            g.rule_parent,
-            g.stacked,
-            alpha,
-            beta,
-            rule_counts,
-            counts,
-            slot_p,
-            gstart,
-            estart,
-            e_slot,
-            e_x,
-            e_y,
-            e_pair,
-        )
+        plan = (slot_p, gstart, estart, *entries)
+        if rules:  # beta is complete at this length: the chunk's parents are done
+            anchored.append(k.rule_posteriors_chunk(*shared, *plan))
+        flops += k.outside_chunk(*shared, rule_counts, counts, *plan)
     chart.beta = beta
     chart.flops = flops
+    if rules:
+        empty = (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
+        chart.rules = tuple(np.concatenate(parts) for parts in zip(*anchored, empty, strict=True))
     if counts:
         r = len(g.rule_order)
         c = rule_counts.reshape(r, m, m * m) * g.stacked.reshape(r, m, m * m)

@@ -25,6 +25,8 @@ class Chart:
     span_first: np.ndarray
     flops: int = 0
     rule_counts: np.ndarray | None = None  # (R, M, M * M) expected counts, rule order
+    # anchored binary rules: (parent item, left item, right item, posterior)
+    rules: tuple[np.ndarray, ...] | None = None
 
     def marginals(self) -> np.ndarray:
         """mu of every item (may be negative for tensor-form models)."""

@@ -1,0 +1,163 @@
+"""Max-rule-product decoding: anchored rule posteriors and the chosen trees against brute
+force enumeration of trees and latent assignments."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lpcfg_cli.decode import max_rule_trees
+from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.parser import Parser, ParserOptions, combine_rules
+from lpcfg_cli.sampling import random_lpcfg
+from tests.support import labelled_trees, latent_tree_prob, lexical_triples, short_sentences
+
+
+def _enumerate(model, words):
+    """Every tree with its probability, binary nodes (a, b, c, i, k, j) and items."""
+    out = []
+    for tree, items in labelled_trees(model, 0, len(words), words):
+        p = latent_tree_prob(model, tree)
+        if p > 0:
+            nodes: list[tuple[int, ...]] = []
+            _binary_nodes(model.grammar, tree, 0, nodes)
+            out.append((p, nodes, items))
+    return out
+
+
+def _binary_nodes(g, t, i: int, nodes: list) -> int:
+    """Collect ``t``'s binary nodes (a, b, c, i, k, j); returns the end of its span."""
+    if t[0] == "l":
+        return i + 1
+    k = _binary_nodes(g, t[2], i, nodes)
+    j = _binary_nodes(g, t[3], k, nodes)
+    a, b, c = g.binary[t[1]]
+    nodes.append((int(a), int(b), int(c), i, k, j))
+    return j
+
+
+def _objective(nodes, items, expected, node_mu) -> float:
+    """log of prod q(rule) * mu(root) (max-rule-product's objective)."""
+    total = math.log(node_mu[items[-1]])
+    for a, b, c, i, k, j in nodes:
+        total += math.log(expected[(a, b, c, i, k, j)] / node_mu[(a, i, j)])
+    return total
+
+
+def _chart(model, sentences):
+    g = model.grammar
+    layout = SpanLayout([len(s) for s in sentences])
+    keys = np.arange(layout.n_spans * g.n_symbols)
+    lg = LatentGrammar.from_model(model, np.float64)
+    lex = lexical_items(lg, layout, keys, lexical_triples(g, layout, sentences))
+    return layout, latent_pass(lg, layout, keys, lex, rules=True)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rule_posteriors_and_max_rule_product_trees_match_enumeration(seed):
+    model = random_lpcfg(
+        n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
+    )
+    g = model.grammar
+    n = g.n_symbols
+    sentences = [s for s in short_sentences(model, 6, 4, seed) if len(s) >= 2]
+    assert sentences
+    layout, chart = _chart(model, sentences)
+    it, x, y, post = chart.rules
+    marg = chart.marginals()
+
+    def anchored(item_p, item_x, item_y):
+        sp, a = divmod(int(chart.keys[item_p]), n)
+        sx, b = divmod(int(chart.keys[item_x]), n)
+        sy, c = divmod(int(chart.keys[item_y]), n)
+        i, k = int(layout.span_start[sp]), int(layout.span_start[sy])
+        return int(layout.span_sent[sp]), (a, b, c, i, k, i + int(layout.span_len[sp]))
+
+    got: dict[int, dict] = {}
+    for p_, x_, y_, v in zip(it, x, y, post, strict=True):
+        s, key = anchored(p_, x_, y_)
+        got.setdefault(s, {})[key] = v
+    trees = max_rule_trees(
+        layout, chart.keys, n, marg, chart.rules, np.ones(n, bool), g.symbols, sentences
+    )
+    for s, words in enumerate(sentences):
+        trees_s = _enumerate(model, words)
+        z = sum(p for p, _, _ in trees_s)
+        expected: dict = {}
+        node_mu: dict = {}
+        for p, nodes, items in trees_s:
+            for node in nodes:
+                expected[node] = expected.get(node, 0.0) + p / z
+            for item in items:
+                node_mu[item] = node_mu.get(item, 0.0) + p / z
+        assert set(k for k, v in expected.items() if v > 1e-12) == {
+            k for k, v in got.get(s, {}).items() if v > 1e-12
+        }
+        for key, value in expected.items():
+            assert got[s].get(key, 0.0) == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+        # The decoder's tree maximises prod q(rule) * mu(root) over every tree.
+        best = max(_objective(nodes, items, expected, node_mu) for _, nodes, items in trees_s)
+        chosen = trees[s]
+        assert chosen is not None
+        found = [
+            _objective(nodes, items, expected, node_mu)
+            for _, nodes, items in trees_s
+            if _as_tree(nodes, items, g) == _canonical(chosen, g)
+        ]
+        assert found and found[0] == pytest.approx(best, rel=1e-9)
+
+
+def _as_tree(nodes, items, g):
+    """A tree's (symbol, i, j) items as a set: the same labelled bracketing."""
+    return frozenset(items)
+
+
+def _canonical(tree, g):
+    """The (symbol, i, j) items of a decoded tree."""
+    items = []
+
+    def walk(t, i):
+        if isinstance(t[0], str):
+            items.append((g.symbol_index[t.label()], i, i + 1))
+            return i + 1
+        k = walk(t[0], i)
+        j = walk(t[1], k)
+        items.append((g.symbol_index[t.label()], i, j))
+        return j
+
+    walk(tree, 0)
+    return frozenset(items)
+
+
+def test_parser_decodes_max_rule_product_for_single_models_ensembles_and_pcfgs():
+    """A bundle of a model with itself decodes as the model alone (the product of equal
+    posteriors is the same posterior); a PCFG (one state per symbol) gets its rule
+    posteriors from a latent pass; every sentence with a parse gets a tree."""
+    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
+    sentences = short_sentences(model, 12, 8, seed=5)
+    opts = ParserOptions(decode="max-rule-product", prune=0.0)
+    alone = Parser(model, opts).parse(sentences)
+    assert all(r.fallback is None for r in alone)
+    twice = Parser(model.bundle(model), opts).parse(sentences)
+    assert [str(r.tree) for r in twice] == [str(r.tree) for r in alone]
+    pcfg = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=1, rules_per_symbol=5, seed=5)
+    results = Parser(pcfg, opts).parse(short_sentences(pcfg, 12, 8, seed=5))
+    assert all(r.fallback is None and r.tree is not None for r in results)
+
+
+def test_combine_rules_keeps_what_every_model_has_for_the_product():
+    a = (np.array([5, 5]), np.array([1, 2]), np.array([3, 4]), np.array([0.5, 0.2]))
+    b = (np.array([5]), np.array([1]), np.array([3]), np.array([0.125]))
+    it, x, y, post = combine_rules([a, b], "product")
+    assert (it.tolist(), x.tolist(), y.tolist()) == ([5], [1], [3])
+    assert post[0] == pytest.approx(0.25)
+    it, x, y, post = combine_rules([a, b], "mean")
+    assert sorted(zip(x.tolist(), post.tolist(), strict=True)) == [
+        (1, pytest.approx(0.3125)),
+        (2, 0.1),
+    ]
