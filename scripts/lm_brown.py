@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from lpcfg_cli.lm import kneserney
 from lpcfg_cli.lm.aggregate import OPTIONS, fit_aggregate
 from lpcfg_cli.lm.corpus import Vocabulary, brown_split, read_sentences
@@ -53,9 +55,10 @@ def main() -> int:
     ap.add_argument("--data", default="data/brown", help="folder written by `make brown`")
     ap.add_argument("--out", default="out/lm_brown", help="writes OUT.md and OUT.json")
     ap.add_argument("--states", default=",".join(map(str, STATES)), help="values of m")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="0,1,2", help="seeds; each cell is their mean and sd")
     args = ap.parse_args()
     states = [int(x) for x in args.states.split(",")]
+    seeds = [int(x) for x in args.seeds.split(",")]
 
     t0 = time.perf_counter()
     parts = load(Path(args.data))
@@ -71,32 +74,34 @@ def main() -> int:
         flush=True,
     )
     rows: list[dict[str, Any]] = []
-    best: dict[str, tuple[float, Any]] = {}
-    for m in states:
-        for method in METHODS:
-            opts = OPTIONS[method](states=m, seed=args.seed)
-            t1 = time.perf_counter()
-            model = fit_aggregate(method, vocab, counts, dev1_events, opts)
-            seconds = time.perf_counter() - t1
-            row = {
-                "method": method,
-                "states": m,
-                "dev2": perplexity(model, dev2).perplexity,
-                "em_iterations": model.meta.get("em_iterations"),
-                "smoothing": model.meta.get("smoothing"),
-                "seconds": seconds,
-            }
-            if method == "em":
-                em_best = min(
-                    [h["dev_perplexity"] for h in model.meta["history"]], default=float("inf")
-                )
-            if method == "pivot+em":
-                row["reach_em_best"] = reach(model.meta, em_best)
-            rows.append(row)
-            print(f"lm_brown: {json.dumps(row)}", flush=True)
-            if method not in best or row["dev2"] < best[method][0]:
-                best[method] = (row["dev2"], model)
-    tests = {method: perplexity(model, test).perplexity for method, (_, model) in best.items()}
+    tests: dict[str, list[float]] = {method: [] for method in METHODS}
+    for seed in seeds:
+        best: dict[str, tuple[float, Any]] = {}
+        for m in states:
+            em_best = float("inf")
+            for method in METHODS:
+                opts = OPTIONS[method](states=m, seed=seed)
+                t1 = time.perf_counter()
+                model = fit_aggregate(method, vocab, counts, dev1_events, opts)
+                row = {
+                    "seed": seed,
+                    "method": method,
+                    "states": m,
+                    "dev2": perplexity(model, dev2).perplexity,
+                    "em_iterations": model.meta.get("em_iterations"),
+                    "smoothing": model.meta.get("smoothing"),
+                    "seconds": time.perf_counter() - t1,
+                }
+                if method == "em":
+                    em_best = min(h["dev_perplexity"] for h in model.meta["history"])
+                if method == "pivot+em":
+                    row["reach_em_best"] = reach(model.meta, em_best)
+                rows.append(row)
+                print(f"lm_brown: {json.dumps(row)}", flush=True)
+                if method not in best or row["dev2"] < best[method][0]:
+                    best[method] = (row["dev2"], model)
+        for method, (_, model) in best.items():
+            tests[method].append(perplexity(model, test).perplexity)
     baselines = {}
     for order in (2, 3):
         t1 = time.perf_counter()
@@ -106,16 +111,14 @@ def main() -> int:
             "test": perplexity(kn, test).perplexity,
             "seconds": time.perf_counter() - t1,
         }
-    total = time.perf_counter() - t0
     result = {
         "rows": rows,
         "test": tests,
-        "best_states": {method: best[method][1].states for method in best},
         "baselines": baselines,
-        "seconds": total,
+        "seconds": time.perf_counter() - t0,
         "tokens": {name: sum(map(len, p)) for name, p in parts.items()},
         "vocabulary": len(vocab),
-        "seed": args.seed,
+        "seeds": seeds,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -134,47 +137,59 @@ def reach(meta: dict[str, Any], target: float) -> int | None:
     return None
 
 
+def _mean_sd(values: list[float]) -> str:
+    v = np.asarray(values, dtype=float)
+    sd = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+    return f"{v.mean():.0f} ± {sd:.0f}" if len(v) > 1 else f"{v.mean():.0f}"
+
+
 def markdown(result: dict[str, Any], states: list[int]) -> str:
-    """The table beside the paper's (paper figures in parentheses where m matches)."""
-    cells = {(r["method"], r["states"]): r for r in result["rows"]}
+    """The table beside the paper's (paper figures in parentheses where m matches); each
+    cell is the mean (and standard deviation) over the seeds."""
+    cells: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in result["rows"]:
+        cells.setdefault((r["method"], r["states"]), []).append(r)
     head = "| method | " + " | ".join(f"m = {m}" for m in states) + " | test |"
     lines = [head, "|---" * (len(states) + 2) + "|"]
-    paper_m = dict(zip(STATES, range(len(STATES)), strict=True))
+    paper_m = {m: i for i, m in enumerate(STATES)}
     for method in METHODS:
         ppl, its, secs = [], [], []
         for m in states:
-            r = cells.get((method, m))
+            rs = cells.get((method, m), [])
             paper = PAPER[method][0][paper_m[m]] if m in paper_m else None
-            ppl.append(f"{r['dev2']:.0f} ({paper})" if r else "")
+            ppl.append(f"{_mean_sd([r['dev2'] for r in rs])} ({paper})" if rs else "")
             if method != "pivot":
                 p_it = PAPER_ITERATIONS[method][paper_m[m]] if m in paper_m else None
-                its.append(f"{r['em_iterations']} ({p_it if p_it is not None else '-'})")
-            secs.append(f"{r['seconds']:.0f} s" if r else "")
-        test = result["test"].get(method)
-        lines.append(f"| {method} | " + " | ".join(ppl) + f" | {test:.0f} ({PAPER[method][1]}) |")
+                mine = "/".join(str(r["em_iterations"]) for r in rs)
+                its.append(f"{mine} ({p_it if p_it is not None else '-'})")
+            secs.append(f"{np.mean([r['seconds'] for r in rs]):.0f} s" if rs else "")
+        test = _mean_sd(result["test"][method]) if result["test"][method] else ""
+        lines.append(f"| {method} | " + " | ".join(ppl) + f" | {test} ({PAPER[method][1]}) |")
         if its:
             lines.append(f"| {method} EM iterations | " + " | ".join(its) + " | |")
         lines.append(f"| {method} training time | " + " | ".join(secs) + " | |")
     for name, b in result["baselines"].items():
         paper_dev, paper_test = PAPER_KN[name]
-        cells = [f"{b['dev2']:.0f} ({paper_dev})"] + [""] * (len(states) - 1)
-        cells.append(f"{b['test']:.0f} ({paper_test})")
-        lines.append(f"| {name} (interpolated, modified KN) | " + " | ".join(cells) + " |")
-    reach = [
-        f"m = {r['states']}: {r['reach_em_best']}"
-        for r in result["rows"]
-        if r["method"] == "pivot+em"
-    ]
+        row = [f"{b['dev2']:.0f} ({paper_dev})"] + [""] * (len(states) - 1)
+        row.append(f"{b['test']:.0f} ({paper_test})")
+        lines.append(f"| {name} (interpolated, modified KN) | " + " | ".join(row) + " |")
+    reached = {}
+    for r in result["rows"]:
+        if r["method"] == "pivot+em":
+            reached.setdefault(r["states"], []).append(str(r["reach_em_best"]))
     lines.append("")
     lines.append(
-        "EM iterations pivot+EM needs to come within 2 % of EM's best dev perplexity (first "
-        "half of dev): " + ", ".join(reach) + "."
+        "EM iterations pivot+EM needs to come within 2 % of EM's best perplexity on the first "
+        "half of dev (None: never), per seed: "
+        + ", ".join(f"m = {m}: {'/'.join(v)}" for m, v in reached.items())
+        + "."
     )
     lines.append("")
     lines.append(
-        f"Perplexity of the second half of dev (the paper's in parentheses); test: the "
-        f"model best on dev. Whole run {result['seconds'] / 60:.1f} min, seed "
-        f"{result['seed']}, {result['vocabulary']} ids."
+        f"Perplexity of the second half of dev, mean ± sd over seeds "
+        f"{', '.join(map(str, result['seeds']))} (the paper's in parentheses); test: each "
+        f"seed's model best on dev. Whole run {result['seconds'] / 60:.1f} min, "
+        f"{result['vocabulary']} ids."
     )
     return "\n".join(lines) + "\n"
 
