@@ -393,34 +393,56 @@ def fit_aggregate(
         r, s_t = random_start(v, m, options.seed)
         r, s_t, meta["history"] = run_em(bigrams, r, s_t, vocab, dev, options, report)
     else:
-        s_pivot, unigram = pivot_s(counts, options)
-        meta["pivot_seconds"] = time.perf_counter() - t0
-        grid = options.smoothing if dev is not None else options.smoothing[:1]
-        best = Patience[tuple[np.ndarray, np.ndarray, dict[str, Any]]](len(grid))
-        meta["smoothing_runs"] = runs = []
-        for weight in grid:
-            s_t = (1 - weight) * s_pivot + weight * unigram[:, None]
-            r, r_iterations = fit_r(bigrams, s_t, vocab, dev, options)
-            r = (1 - weight) * r + weight / m
-            run: dict[str, Any] = {"smoothing": weight, "r_iterations": r_iterations}
-            history = None
-            if method == "pivot+em":
-                r, s_t, history = run_em(bigrams, r, s_t, vocab, dev, options, report)
-                run["em_iterations"] = _chosen_iterations(history)
-            if dev is not None:
-                run["dev_perplexity"] = _dev_perplexity(r, s_t, vocab, dev)
-            runs.append(run)
-            if report:
-                report(run)
-            best.offer(-run.get("dev_perplexity", 0.0), (r, s_t, {**run, "history": history}))
-        assert best.best is not None
-        r, s_t, chosen = best.best
-        meta.update({k: val for k, val in chosen.items() if val is not None})
+        r, s_t = _fit_pivot(method, bigrams, counts, vocab, dev, options, meta, report)
     if method == "em":
         meta["em_iterations"] = _chosen_iterations(meta["history"])
     meta["train_loglik"] = bigrams.weights(r, s_t)[1]
     meta["seconds"] = time.perf_counter() - t0
     return AggregateLM(vocab, r, s_t, method, meta)
+
+
+def _fit_pivot(
+    method: str,
+    bigrams: _Bigrams,
+    counts: sp.spmatrix,
+    vocab: Vocabulary,
+    dev: Events | None,
+    options: PivotOptions,
+    meta: dict[str, Any],
+    report: Report | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pivot estimate smoothed by each weight of ``options.smoothing`` (only the first
+    without ``dev``), its ``r``, and for pivot+EM the EM from there; keeps the run with the
+    best dev perplexity (the first on ties) and records every run in ``meta``."""
+    t0 = time.perf_counter()
+    s_pivot, unigram = pivot_s(counts, options)
+    meta["pivot_seconds"] = time.perf_counter() - t0
+    grid = options.smoothing if dev is not None else options.smoothing[:1]
+    m = options.states
+    meta["smoothing_runs"] = runs = []
+    best: tuple[float, np.ndarray, np.ndarray, dict[str, Any]] | None = None
+    for weight in grid:
+        s_t = (1 - weight) * s_pivot + weight * unigram[:, None]
+        r, r_iterations = fit_r(bigrams, s_t, vocab, dev, options)
+        r = (1 - weight) * r + weight / m
+        run: dict[str, Any] = {"smoothing": weight, "r_iterations": r_iterations}
+        chosen = dict(run)
+        if method == "pivot+em":
+            assert isinstance(options, PivotEMOptions)
+            r, s_t, chosen["history"] = run_em(bigrams, r, s_t, vocab, dev, options, report)
+            run["em_iterations"] = chosen["em_iterations"] = _chosen_iterations(chosen["history"])
+        score = _dev_perplexity(r, s_t, vocab, dev) if dev is not None else 0.0
+        if dev is not None:
+            run["dev_perplexity"] = chosen["dev_perplexity"] = score
+        runs.append(run)
+        if report:
+            report(run)
+        if best is None or score < best[0]:
+            best = (score, r, s_t, chosen)
+    assert best is not None
+    _, r, s_t, chosen = best
+    meta.update(chosen)
+    return r, s_t
 
 
 def fit(
