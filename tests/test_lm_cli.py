@@ -71,6 +71,17 @@ def test_dashes_are_stdin_and_stdout_and_quiet_is_silent(d):
     assert invoke("-q", "perplexity", d / "m.npz", d / "test.txt").stderr == ""
 
 
+def test_perplexity_writes_its_line_to_o_file_and_refuses_an_input_as_output(d):
+    assert invoke("train", "--method", "kn2", d / "train.txt", "-o", d / "m.npz").exit_code == 0
+    res = invoke("perplexity", d / "m.npz", d / "test.txt", "--json", "-o", d / "p.json")
+    assert (res.exit_code, res.stdout) == (0, "")
+    stdout = invoke("perplexity", d / "m.npz", d / "test.txt", "--json").stdout
+    assert (d / "p.json").read_text() == stdout
+    res = invoke("perplexity", d / "m.npz", d / "test.txt", "-o", d / "m.npz")
+    assert res.exit_code == 2 and "is also an input of this run" in res.stderr
+    assert invoke("perplexity", d / "m.npz", d / "test.txt").exit_code == 0  # model intact
+
+
 def test_lm_alone_prints_its_help():
     res = invoke()
     assert res.exit_code == 0 and res.stdout.startswith("Usage: lpcfg lm [OPTIONS]")

@@ -18,6 +18,7 @@ from lpcfg_cli.commands.options import (
     given,
     hyper_options,
     model_output_option,
+    output_option,
     progress_bar,
     progress_option,
     quiet_param,
@@ -26,7 +27,7 @@ from lpcfg_cli.commands.options import (
 )
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import check_output, display_name
+from lpcfg_cli.fileio import atomic_output, check_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Progress
 from lpcfg_cli.lm.corpus import Sentence, read_sentences
@@ -132,18 +133,19 @@ def train(
 @config_option
 @click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
+@output_option("result line")
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
-    help='JSON on stdout: {"perplexity": float, "tokens": int, "oov": int}.',
+    help='JSON output: {"perplexity": float, "tokens": int, "oov": int}.',
 )
-def perplexity(model: str, text: str, as_json: bool) -> None:
+def perplexity(model: str, text: str, output: str, as_json: bool) -> None:
     """Perplexity of language MODEL on TEXT (one sentence per line; '-' for stdin).
 
     Every word and the end of each sentence is predicted (tokens = words + sentences);
     words outside the model's vocabulary are scored as <unk> and counted as OOV. One line
-    on stdout; a probability of zero gives perplexity inf (null in JSON).
+    on stdout (or -o FILE); a probability of zero gives perplexity inf (null in JSON).
 
     \b
     Examples:
@@ -152,6 +154,7 @@ def perplexity(model: str, text: str, as_json: bool) -> None:
     """
     if model == "-" and text == "-":
         raise click.UsageError("MODEL and TEXT cannot both be '-' (stdin)")
+    check_output(output, [model, text])
     lm = load_model(model)
     sentences = _read(text, "text")
     t0 = time.perf_counter()
@@ -161,12 +164,14 @@ def perplexity(model: str, text: str, as_json: bool) -> None:
         figures = result.to_dict()
         if not math.isfinite(figures["perplexity"]):
             figures["perplexity"] = None
-        click.echo(json.dumps(figures))
+        line = json.dumps(figures)
     else:
-        click.echo(
+        line = (
             f"perplexity {result.perplexity:.2f} on {result.tokens} tokens "
             f"({result.oov} out of vocabulary, scored as <unk>)"
         )
+    with atomic_output(output) as fh:
+        fh.write(line + "\n")
 
 
 def _quiet() -> click.Option:
