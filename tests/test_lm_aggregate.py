@@ -21,7 +21,7 @@ from lpcfg_cli.lm.aggregate import (
     random_start,
 )
 from lpcfg_cli.lm.aggregate import _Bigrams as Bigrams
-from lpcfg_cli.lm.corpus import SPECIALS, Vocabulary
+from lpcfg_cli.lm.corpus import SPECIALS, Events, Vocabulary
 from lpcfg_cli.lm.evaluate import perplexity
 from lpcfg_cli.lm.modelfile import load_model
 
@@ -145,7 +145,7 @@ def test_em_picks_its_iterations_on_dev_and_pivot_em_needs_fewer():
     dev = sampled_counts(50_000, seed=5).tocoo()
     rows = np.repeat(dev.row, dev.data.astype(int))
     cols = np.repeat(dev.col, dev.data.astype(int))
-    events = type("Dev", (), {"context": rows[:, None], "next": cols})
+    events = Events(rows[:, None], cols, 0)
     em = fit_aggregate(
         "em", vocab, train, events, OPTIONS["em"](states=M, iterations=200, patience=3)
     )

@@ -80,15 +80,14 @@ def combine_rules(rules: list[tuple[np.ndarray, ...]], how: str) -> tuple[np.nda
     if len(rules) == 1:
         return rules[0]
     triples = np.concatenate([np.stack(r[:3], axis=1) for r in rules])  # (parent, left, right)
-    uniq, inverse, counts = np.unique(triples, axis=0, return_inverse=True, return_counts=True)
+    uniq, inverse = np.unique(triples, axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    values = np.abs(np.concatenate([r[3] for r in rules]))
-    if how == "product":
-        with np.errstate(divide="ignore"):
-            total = np.bincount(inverse, np.log(values), minlength=len(uniq))
-        post = np.where(counts == len(rules), np.exp(total / len(rules)), 0.0)
-    else:
-        post = np.bincount(inverse, values, minlength=len(uniq)) / len(rules)
+    per_model = np.zeros((len(rules), len(uniq)))  # a rule a model lacks has posterior 0
+    first = 0
+    for i, r in enumerate(rules):
+        per_model[i, inverse[first : first + len(r[3])]] = r[3]
+        first += len(r[3])
+    post = combine(list(per_model), how)
     keep = post > 0
     return (uniq[keep, 0], uniq[keep, 1], uniq[keep, 2], post[keep])
 

@@ -41,7 +41,7 @@ from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.learners.anchors import anchor_posteriors, cca_vectors
 from lpcfg_cli.learners.base import SEED_HELP, SILENT, Progress
 from lpcfg_cli.lm.corpus import Events, Sentence, Vocabulary
-from lpcfg_cli.lm.evaluate import halves
+from lpcfg_cli.lm.evaluate import halves, perplexity
 from lpcfg_cli.patience import Patience
 
 METHODS = ("em", "pivot", "pivot+em")
@@ -278,9 +278,8 @@ def run_em(
 
 
 def _dev_perplexity(r: np.ndarray, s_t: np.ndarray, vocab: Vocabulary, dev: Events) -> float:
-    p = pair_probs(r, s_t, dev.context[:, 0], dev.next)
-    with np.errstate(divide="ignore"):
-        return float(np.exp(-np.mean(np.log(np.maximum(p, 0.0)))))
+    """The perplexity of ``(r, s_t)`` on ``dev``, counted as every model's is."""
+    return perplexity(AggregateLM(vocab, r, s_t), dev).perplexity
 
 
 def random_start(v: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
