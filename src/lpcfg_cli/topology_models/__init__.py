@@ -1,0 +1,9 @@
+"""Parsing models with random tree topologies (Hsu, Kakade & Liang 2012): their moments,
+the identifiability checker (section 4) and unmixing learners (section 5).
+
+Modules, in import order: ``families`` (the six models and their free parameters),
+``moments`` (moments of chosen word positions by dynamic programs over every topology),
+``observations`` (the paper's observation functions as moment rows), ``jacobian``
+(complex-step Jacobians and the rank decision) and ``identifiability`` (CHECKIDENTIFIABILITY
+and the Figure 2 table).
+"""
