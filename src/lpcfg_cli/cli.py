@@ -14,7 +14,16 @@ from typing import NoReturn
 import click
 
 from lpcfg_cli import __version__
-from lpcfg_cli.commands import binarize, bundle, evaluate, lm, parse, sample, train
+from lpcfg_cli.commands import (
+    binarize,
+    bundle,
+    evaluate,
+    identifiability,
+    lm,
+    parse,
+    sample,
+    train,
+)
 from lpcfg_cli.commands.options import quiet_param
 from lpcfg_cli.errors import LpcfgError
 
@@ -113,7 +122,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    for module in (binarize, evaluate, train, bundle, parse, sample, lm):
+    for module in (binarize, evaluate, train, bundle, parse, sample, lm, identifiability):
         if not any(p.name == "quiet" for p in module.command.params):
             module.command.params.append(quiet_param())  # --quiet on every subcommand
         main.add_command(module.command)

@@ -69,6 +69,11 @@ def n_topologies(kind: str, length: int) -> int:
     return catalan(length - 1) if kind == "constituency" else projective_trees(length)
 
 
+def _t(a: np.ndarray) -> np.ndarray:
+    """Swap the last two axes (batched transpose)."""
+    return np.swapaxes(a, -1, -2)
+
+
 def _outer(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Marked-word axes of two tables side by side: (..., X) x (..., Y) -> (..., X * Y)."""
     out = x[..., :, None] * y[..., None, :]
@@ -105,12 +110,12 @@ class _Constituency:
     def _combine(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         p = self.p
         if p.t1 is not None:  # B = T1 (x)_C T2: each child through its own matrix
-            lt = np.einsum("...as,...ax->...sx", p.t1, left)
-            rt = np.einsum("...bs,...by->...sy", p.t2, right)
-            return _outer(lt, rt)
-        tmp = np.einsum("...abs,...ax->...bsx", p.b, left)
-        out = np.einsum("...bsx,...by->...sxy", tmp, right)
-        return out.reshape(*out.shape[:-2], -1)
+            return _outer(_t(p.t1) @ left, _t(p.t2) @ right)
+        k, x = p.k, left.shape[-1]
+        # tmp[b, s, x] = sum_a B[a, b, s] left[a, x]; out[s, x, y] = sum_b tmp[b, s, x] right[b, y]
+        tmp = _t(p.b.reshape(*p.b.shape[:-3], k, k * k)) @ left
+        tmp = np.swapaxes(tmp.reshape(*tmp.shape[:-2], k, k * x), -1, -2)
+        return (tmp @ right).reshape(*tmp.shape[:-2], k, -1)
 
     def root(self, length: int, marks: tuple[int, ...]) -> np.ndarray:
         table = self.inside(length, marks)
@@ -147,12 +152,12 @@ class _Dependency:
                 if right:  # head 0 -> argument r (farthest), then r's own right side
                     inc = self.incomplete(r + 1, True, tuple(q for q in marks if q <= r))
                     rest = self.complete(length - r, True, tuple(q - r for q in marks if q > r))
-                    out = np.einsum("...hax,...ay->...hxy", inc, rest)
+                    out = _t(inc) @ rest[..., None, :, :]  # sum over r's value a
                     table = table + out.reshape(*out.shape[:-2], -1)
                 else:  # argument r (farthest left) with its left side, then head l-1
                     rest = self.complete(r + 1, False, tuple(q for q in marks if q < r))
                     inc = self.incomplete(length - r, False, tuple(q - r for q in marks if q >= r))
-                    out = np.einsum("...ax,...hay->...hxy", rest, inc)
+                    out = _t(rest)[..., None, :, :] @ inc
                     table = table + out.reshape(*out.shape[:-2], -1)
         self.memo[key] = table
         return table
@@ -173,11 +178,13 @@ class _Dependency:
             if right:  # head 0, argument last
                 if last in marks:
                     right_c = self._mark(right_c, first=False)
-                out = np.einsum("...ah,...hx,...ay->...haxy", self.p.right, left, right_c)
+                arc = _t(self.p.right)[..., None] * right_c[..., None, :, :]  # (h, a, Y)
+                out = left[..., :, None, :, None] * arc[..., :, :, None, :]
             else:  # head last, argument 0
                 if 0 in marks:
                     left = self._mark(left, first=True)
-                out = np.einsum("...ah,...ax,...hy->...haxy", self.p.left, left, right_c)
+                arc = _t(self.p.left)[..., None] * left[..., None, :, :]  # (h, a, X)
+                out = arc[..., None] * right_c[..., :, None, None, :]
             table = table + out.reshape(*out.shape[:-2], -1)
         self.memo[key] = table
         return table
@@ -189,7 +196,7 @@ class _Dependency:
             right = self.complete(length - h, True, tuple(q - h for q in marks if q > h))
             if h in marks:
                 left = self._mark(left, first=False)
-            out = np.einsum("...h,...hx,...hy->...xy", self.p.pi, left, right)
+            out = _t(self.p.pi[..., None] * left) @ right
             total = total + out.reshape(*out.shape[:-2], -1)
         return total / projective_trees(length)
 
@@ -216,5 +223,4 @@ def moment(
         raise ValueError(f"positions {positions} outside a sentence of {length} words")
     dp = dp or tables(params)
     flat = dp.root(length, positions)
-    d = params.d
-    return flat.reshape(*flat.shape[:-1], *([d] * len(positions)))
+    return flat.reshape(flat.shape[:-1] + (params.d,) * len(positions))

@@ -1,0 +1,245 @@
+"""CHECKIDENTIFIABILITY (Hsu, Kakade & Liang 2012, section 4.2) and their Figure 2.
+
+A model family is locally identifiable from an observation function iff the Jacobian of
+its observed moments has full column rank at a random parameter point (Theorem 1, with
+probability one). ``check`` draws the point (every distribution uniform on its simplex),
+computes the Jacobian by the complex step (``jacobian``) and compares its numerical rank
+with the number of free parameters.
+
+``figure2`` runs the check over a grid of vocabulary sizes ``d``, state counts ``k``
+(``2 <= k <= d``, constituency models only, the paper's regime) and lengths ``L`` and
+summarises each (model, observation) cell as the paper does ("Yes iff L >= 3", "No").
+A cell where the observation needs more words than ``L`` has is "No" at that ``L`` (there
+is nothing to observe). The PCFG row needs only ``phiall``: every other observation is a
+function of the whole distribution, so a PCFG that ``phiall`` cannot identify no other
+observation can (the paper's "No, even from phiall"); the table says so instead of
+computing them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.topology_models import families
+from lpcfg_cli.topology_models.jacobian import TOLERANCE, jacobian, numerical_rank
+from lpcfg_cli.topology_models.observations import OBSERVATIONS, blocks, eta_vector
+
+MAX_ENTRIES = 20_000_000  # moments x parameters of one Jacobian (8 bytes each)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one CHECKIDENTIFIABILITY run."""
+
+    model: str
+    observation: str
+    length: int
+    words: int
+    states: int | None
+    identifiable: bool
+    rank: int
+    parameters: int
+    moments: int
+    gap: float
+    smallest_kept: float
+    largest_dropped: float
+    uncertain: bool
+    tolerance: float
+    seed: int
+    eta: str
+    seconds: float
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        for key in ("gap", "smallest_kept", "largest_dropped"):  # JSON has no inf
+            out[key] = None if not np.isfinite(out[key]) else out[key]
+        return out
+
+
+def check(
+    model: str,
+    observation: str,
+    length: int,
+    words: int,
+    states: int | None = None,
+    *,
+    seed: int = 0,
+    eta: str = "e1",
+    tolerance: float = TOLERANCE,
+) -> Verdict:
+    """Is ``model`` (with ``words`` word types, ``states`` states) locally identifiable
+    from ``observation`` of sentences of ``length`` words? (section 4.2)"""
+    k = families.check_sizes(model, words, states)
+    if length < 1:
+        raise LpcfgError(f"--length must be at least 1, not {length}")
+    states = None if model in families.DEPENDENCY else k
+    rng = np.random.default_rng(seed)
+    theta = families.random_theta(model, words, states, rng)
+    eta_vec = eta_vector(eta, words, rng)
+    obs = blocks(observation, length)
+    n = len(theta)
+    m = sum(words ** len(b.positions) for b in obs)
+    if m * n > MAX_ENTRIES:
+        raise LpcfgError(
+            f"{observation} of {length}-word sentences over {words} words has {m:,} moments: "
+            f"a {m:,} x {n} Jacobian is too large (at most {MAX_ENTRIES:,} entries)"
+        )
+    start = time.perf_counter()
+    jac = jacobian(model, theta, words, states, length, obs, eta_vec)
+    rank = numerical_rank(jac, tolerance)
+    return Verdict(
+        model=model,
+        observation=observation,
+        length=length,
+        words=words,
+        states=states,
+        identifiable=rank.rank == n,
+        rank=rank.rank,
+        parameters=n,
+        moments=jac.shape[0],
+        gap=rank.gap,
+        smallest_kept=rank.smallest_kept,
+        largest_dropped=rank.largest_dropped,
+        uncertain=rank.uncertain,
+        tolerance=tolerance,
+        seed=seed,
+        eta=eta,
+        seconds=time.perf_counter() - start,
+    )
+
+
+# Figure 2's columns (eta = e1 as in the paper) and rows, and the paper's verdicts. Our copy
+# of the paper is text extracted from the PDF and its Figure 2 is garbled: only the cells
+# below can be read from it or from section 4.4's text (which says where); "?" marks a
+# cell that cannot, "-" one the figure does not have.
+FIGURE_COLUMNS = ("phi12", "phi**", "phi123eta", "phi***eta", "phi123", "phi***", "phiall")
+FIGURE_ROWS = families.FAMILIES
+_NO_PCFG = "No, even from phiall for L in {3,4,5}"
+_PCFG_I = {
+    "phi12": "No",
+    "phi**": "Yes iff L >= 4",
+    "phi123eta": "Yes iff L >= 3 (text: 'e.g. phi123eta')",
+    "phi***eta": "?",
+    "phi123": "?",
+    "phi***": "?",
+    "phiall": "-",
+}
+_DEP = {
+    "phi12": "?",
+    "phi**": "Yes iff L >= 3 (text)",
+    "phi123eta": "?",
+    "phi***eta": "?",
+    "phi123": "?",
+    "phi***": "Yes iff L >= 3 (contains phi**)",
+    "phiall": "-",
+}
+PAPER: dict[str, dict[str, str]] = {
+    "pcfg": dict.fromkeys(FIGURE_COLUMNS, _NO_PCFG),
+    "pcfg-i": _PCFG_I,
+    "pcfg-ie": _PCFG_I,
+    "dep-i": _DEP,
+    "dep-ie": {**_DEP, "phi12": "No at L = 2 (section 4's example); ? for L >= 3"},
+    "dep-ies": _DEP,
+}
+
+
+@dataclass
+class Cell:
+    """One (model, observation) cell: the lengths at which every checked size said yes."""
+
+    model: str
+    observation: str
+    yes: dict[int, bool]  # length -> identifiable for every (d, k) checked
+    mixed: dict[int, list[tuple[int, int | None, bool]]]  # length -> per-size verdicts
+    uncertain: int
+    implied: bool = False
+
+    def summary(self) -> str:
+        """The paper's wording: "Yes iff L >= 3", "No", ...; sizes that disagree listed."""
+        if self.implied:
+            return "No (implied by phiall)"
+        lengths = sorted(self.yes)
+        text = self._threshold(lengths, [n for n in lengths if self.yes[n]])
+        for n, verdicts in sorted(self.mixed.items()):
+            no = [f"d{d}k{k}" if k else f"d{d}" for d, k, y in verdicts if not y]
+            text += f"; L = {n}: yes but for {','.join(no)}"
+        return text
+
+    @staticmethod
+    def _threshold(lengths: list[int], ok: list[int]) -> str:
+        if not ok:
+            return "No"
+        if ok == [n for n in lengths if n >= ok[0]]:
+            return "Yes" if ok[0] == lengths[0] else f"Yes iff L >= {ok[0]}"
+        return "Yes for L in {" + ",".join(map(str, ok)) + "}"
+
+
+def sizes(model: str, words: Iterable[int]) -> list[tuple[int, int | None]]:
+    """The (d, k) pairs of the grid: k in 2..d for constituency models (the paper's d >= k
+    regime), no k for dependency models."""
+    if model in families.DEPENDENCY:
+        return [(d, None) for d in words]
+    return [(d, k) for d in words for k in range(2, d + 1)]
+
+
+def figure2(
+    words: Iterable[int],
+    lengths: Iterable[int],
+    *,
+    models: Iterable[str] = FIGURE_ROWS,
+    observations: Iterable[str] = FIGURE_COLUMNS,
+    seed: int = 0,
+    tolerance: float = TOLERANCE,
+    progress: Callable[[Verdict], None] | None = None,
+) -> list[Cell]:
+    """Run CHECKIDENTIFIABILITY over the grid (module docstring); one ``Cell`` per pair."""
+    words, lengths = sorted(set(words)), sorted(set(lengths))
+    cells = []
+    for model in models:
+        for obs in observations:
+            if model == "pcfg" and obs != "phiall":
+                cells.append(Cell(model, obs, {}, {}, 0, implied=True))
+                continue
+            yes: dict[int, bool] = {}
+            mixed: dict[int, list[tuple[int, int | None, bool]]] = {}
+            uncertain = 0
+            for n in lengths:
+                verdicts = []
+                for d, k in sizes(model, words):
+                    if n < OBSERVATIONS[obs][1]:
+                        verdicts.append((d, k, False))
+                        continue
+                    v = check(model, obs, n, d, k, seed=seed, eta="e1", tolerance=tolerance)
+                    uncertain += v.uncertain
+                    verdicts.append((d, k, v.identifiable))
+                    if progress:
+                        progress(v)
+                flags = {y for _, _, y in verdicts}
+                yes[n] = flags == {True}
+                if len(flags) > 1:
+                    mixed[n] = verdicts
+            cells.append(Cell(model, obs, yes, mixed, uncertain))
+    return cells
+
+
+def figure2_markdown(cells: list[Cell], words: list[int], lengths: list[int]) -> str:
+    """The grid as a markdown table, ours beside the paper's verdict in each cell."""
+    obs = list(dict.fromkeys(c.observation for c in cells))
+    head = "| model | " + " | ".join(obs) + " |"
+    lines = [head, "|---" * (len(obs) + 1) + "|"]
+    for model in dict.fromkeys(c.model for c in cells):
+        row = [f"**{model}**"]
+        for c in (c for c in cells if c.model == model):
+            flag = f" ({c.uncertain} uncertain)" if c.uncertain else ""
+            row.append(f"{c.summary()}{flag} <br> paper: {PAPER[model][c.observation]}")
+        lines.append("| " + " | ".join(row) + " |")
+    grid = (
+        f"d in {{{','.join(map(str, words))}}}, k in 2..d (constituency), "
+        f"L in {{{','.join(map(str, lengths))}}}, eta = e1"
+    )
+    return f"Checked for {grid}.\n\n" + "\n".join(lines) + "\n"
