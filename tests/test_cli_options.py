@@ -245,6 +245,17 @@ def test_quiet_on_every_subcommand(d, tmp_path):
         "bundle": ["bundle", d / "pcfg.npz", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
+        "identifiability": [
+            "identifiability",
+            "--model",
+            "dep-ie",
+            "--obs",
+            "phi12",
+            "--length",
+            "2",
+            "--words",
+            "3",
+        ],
         "lm": [
             "lm",
             "train",
