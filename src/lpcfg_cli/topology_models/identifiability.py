@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -30,6 +30,19 @@ from lpcfg_cli.topology_models.jacobian import TOLERANCE, jacobian, numerical_ra
 from lpcfg_cli.topology_models.observations import OBSERVATIONS, blocks, eta_vector
 
 MAX_ENTRIES = 20_000_000  # moments x parameters of one Jacobian (8 bytes each)
+
+
+def n_moments(observation: str, length: int, words: int) -> int:
+    """Rows of the Jacobian: the observation's distinct moments."""
+    return sum(words ** len(b.positions) for b in blocks(observation, length))
+
+
+def too_large(model: str, observation: str, length: int, words: int, states: int | None) -> bool:
+    """Whether the Jacobian would exceed ``MAX_ENTRIES`` (phiall grows as d^L)."""
+    if length < OBSERVATIONS[observation][1]:
+        return False  # nothing to observe, nothing to compute
+    n = families.n_params(model, words, states)
+    return n_moments(observation, length, words) * n > MAX_ENTRIES
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,8 @@ def check(
     eta_vec = eta_vector(eta, words, rng)
     obs = blocks(observation, length)
     n = len(theta)
-    m = sum(words ** len(b.positions) for b in obs)
-    if m * n > MAX_ENTRIES:
+    if too_large(model, observation, length, words, states):
+        m = n_moments(observation, length, words)
         raise LpcfgError(
             f"{observation} of {length}-word sentences over {words} words has {m:,} moments: "
             f"a {m:,} x {n} Jacobian is too large (at most {MAX_ENTRIES:,} entries)"
@@ -158,6 +171,7 @@ class Cell:
     mixed: dict[int, list[tuple[int, int | None, bool]]]  # length -> per-size verdicts
     uncertain: int
     implied: bool = False
+    skipped: list[int] = field(default_factory=list)  # lengths too large to compute
 
     def summary(self) -> str:
         """The paper's wording: "Yes iff L >= 3", "No", ...; sizes that disagree listed."""
@@ -168,6 +182,8 @@ class Cell:
         for n, verdicts in sorted(self.mixed.items()):
             no = [f"d{d}k{k}" if k else f"d{d}" for d, k, y in verdicts if not y]
             text += f"; L = {n}: yes but for {','.join(no)}"
+        if self.skipped:
+            text += f"; L in {{{','.join(map(str, self.skipped))}}} not computed (too large)"
         return text
 
     @staticmethod
@@ -208,9 +224,14 @@ def figure2(
             yes: dict[int, bool] = {}
             mixed: dict[int, list[tuple[int, int | None, bool]]] = {}
             uncertain = 0
+            skipped = []
             for n in lengths:
                 verdicts = []
-                for d, k in sizes(model, words):
+                grid = sizes(model, words)
+                if any(too_large(model, obs, n, d, k) for d, k in grid):
+                    skipped.append(n)
+                    continue
+                for d, k in grid:
                     if n < OBSERVATIONS[obs][1]:
                         verdicts.append((d, k, False))
                         continue
@@ -223,7 +244,7 @@ def figure2(
                 yes[n] = flags == {True}
                 if len(flags) > 1:
                     mixed[n] = verdicts
-            cells.append(Cell(model, obs, yes, mixed, uncertain))
+            cells.append(Cell(model, obs, yes, mixed, uncertain, skipped=skipped))
     return cells
 
 
