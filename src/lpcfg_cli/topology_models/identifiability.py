@@ -180,8 +180,12 @@ class Cell:
         lengths = sorted(self.yes)
         text = self._threshold(lengths, [n for n in lengths if self.yes[n]])
         for n, verdicts in sorted(self.mixed.items()):
+            yes = [f"d{d}k{k}" if k else f"d{d}" for d, k, y in verdicts if y]
             no = [f"d{d}k{k}" if k else f"d{d}" for d, k, y in verdicts if not y]
-            text += f"; L = {n}: yes but for {','.join(no)}"
+            if len(yes) <= len(no):
+                text += f"; L = {n}: yes only for {','.join(yes)}"
+            else:
+                text += f"; L = {n}: yes except for {','.join(no)}"
         if self.skipped:
             text += f"; L in {{{','.join(map(str, self.skipped))}}} not computed (too large)"
         return text
