@@ -172,6 +172,7 @@ class Cell:
     uncertain: int
     implied: bool = False
     skipped: list[int] = field(default_factory=list)  # lengths too large to compute
+    verdicts: list[Verdict] = field(default_factory=list)  # every check run for the cell
 
     def summary(self) -> str:
         """The paper's wording: "Yes iff L >= 3", "No", ...; sizes that disagree listed."""
@@ -229,6 +230,7 @@ def figure2(
             mixed: dict[int, list[tuple[int, int | None, bool]]] = {}
             uncertain = 0
             skipped = []
+            checks: list[Verdict] = []
             for n in lengths:
                 verdicts = []
                 grid = sizes(model, words)
@@ -241,6 +243,7 @@ def figure2(
                         continue
                     v = check(model, obs, n, d, k, seed=seed, eta="e1", tolerance=tolerance)
                     uncertain += v.uncertain
+                    checks.append(v)
                     verdicts.append((d, k, v.identifiable))
                     if progress:
                         progress(v)
@@ -248,7 +251,7 @@ def figure2(
                 yes[n] = flags == {True}
                 if len(flags) > 1:
                     mixed[n] = verdicts
-            cells.append(Cell(model, obs, yes, mixed, uncertain, skipped=skipped))
+            cells.append(Cell(model, obs, yes, mixed, uncertain, skipped=skipped, verdicts=checks))
     return cells
 
 
@@ -263,8 +266,18 @@ def figure2_markdown(cells: list[Cell], words: list[int], lengths: list[int]) ->
             flag = f" ({c.uncertain} uncertain)" if c.uncertain else ""
             row.append(f"{c.summary()}{flag} <br> paper: {PAPER[model][c.observation]}")
         lines.append("| " + " | ".join(row) + " |")
+    runs = [v for c in cells for v in c.verdicts]
+    kept = min((v.smallest_kept for v in runs), default=0.0)
+    deficient = [v for v in runs if not v.identifiable]
+    dropped = max((v.largest_dropped for v in deficient), default=0.0)
+    gap = min((v.gap for v in deficient), default=float("inf"))
+    footer = (
+        f"\n{len(runs)} checks ({len(deficient)} rank-deficient) in "
+        f"{sum(v.seconds for v in runs):.0f} s: smallest kept singular value {kept:.1e} of "
+        f"the largest, largest dropped {dropped:.1e}, smallest gap at a cut {gap:.1e}.\n"
+    )
     grid = (
         f"d in {{{','.join(map(str, words))}}}, k in 2..d (constituency), "
         f"L in {{{','.join(map(str, lengths))}}}, eta = e1"
     )
-    return f"Checked for {grid}.\n\n" + "\n".join(lines) + "\n"
+    return f"Checked for {grid}.\n\n" + "\n".join(lines) + "\n" + footer
