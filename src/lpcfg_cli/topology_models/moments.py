@@ -48,20 +48,21 @@ def projective_trees(length: int) -> int:
     if length == 0:
         return 1
     # a root h with independent left and right sides: counts of the complete halves
-    return sum(_complete(h + 1) * _complete(length - h) for h in range(length))
+    return sum(complete_spans(h + 1) * complete_spans(length - h) for h in range(length))
 
 
 @cache
-def _complete(length: int) -> int:
+def complete_spans(length: int) -> int:
     """Number of complete (one-sided) spans of ``length`` words headed at one end."""
     if length == 1:
         return 1
-    return sum(_incomplete(r + 1) * _complete(length - r) for r in range(1, length))
+    return sum(incomplete_spans(r + 1) * complete_spans(length - r) for r in range(1, length))
 
 
 @cache
-def _incomplete(length: int) -> int:
-    return sum(_complete(r + 1) * _complete(length - 1 - r) for r in range(length - 1))
+def incomplete_spans(length: int) -> int:
+    """Number of incomplete spans (an arc between the ends) of ``length`` words."""
+    return sum(complete_spans(r + 1) * complete_spans(length - 1 - r) for r in range(length - 1))
 
 
 def n_topologies(kind: str, length: int) -> int:
