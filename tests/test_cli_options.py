@@ -245,6 +245,16 @@ def test_quiet_on_every_subcommand(d, tmp_path):
         "bundle": ["bundle", d / "pcfg.npz", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
+        "unmix": [
+            "unmix",
+            "--model",
+            "pcfg-ie",
+            "--states",
+            "2",
+            d / "x.txt",
+            "-o",
+            tmp_path / "u.npz",
+        ],
         "identifiability": [
             "identifiability",
             "--model",

@@ -23,6 +23,7 @@ from lpcfg_cli.commands import (
     parse,
     sample,
     train,
+    unmix,
 )
 from lpcfg_cli.commands.options import quiet_param
 from lpcfg_cli.errors import LpcfgError
@@ -122,7 +123,17 @@ def main() -> None:
 
 
 def _register() -> None:
-    for module in (binarize, evaluate, train, bundle, parse, sample, lm, identifiability):
+    for module in (
+        binarize,
+        evaluate,
+        train,
+        bundle,
+        parse,
+        sample,
+        lm,
+        identifiability,
+        unmix,
+    ):
         if not any(p.name == "quiet" for p in module.command.params):
             module.command.params.append(quiet_param())  # --quiet on every subcommand
         main.add_command(module.command)

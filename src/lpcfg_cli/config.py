@@ -22,7 +22,17 @@ import click
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import read_text
 
-SUBCOMMANDS = ("binarize", "train", "bundle", "parse", "evaluate", "sample", "lm")
+SUBCOMMANDS = (
+    "binarize",
+    "train",
+    "bundle",
+    "parse",
+    "evaluate",
+    "sample",
+    "lm",
+    "identifiability",
+    "unmix",
+)
 GROUPS = {"lm": ("train", "perplexity")}  # tables of a group's subcommands: [lm.train]
 
 

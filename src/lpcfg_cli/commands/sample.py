@@ -1,17 +1,88 @@
-"""`lpcfg sample`: draw trees from a model, or build a random L-PCFG."""
+"""`lpcfg sample`: draw trees from a model (sentences from a topology model), or build a
+random L-PCFG."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+
 import click
+import numpy as np
 
 from lpcfg_cli.binarize import debinarize
 from lpcfg_cli.commands.options import output_option, report, seed_option, unused
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output, check_output
+from lpcfg_cli.fileio import atomic_output, check_output, display_name, open_input
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.npzfile import read_npz
 from lpcfg_cli.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.topology_models import modelfile
+from lpcfg_cli.topology_models.sentences import draw_lengths, sample_by_length
 from lpcfg_cli.trees import format_tree
+
+
+@contextlib.contextmanager
+def _stdin_holding(raw: bytes) -> Iterator[None]:
+    """``sys.stdin`` reads ``raw`` for the block: ``LPCFG.load`` and ``read_npz`` take a
+    path, and a model from stdin or a pipe can be read only once (a load-from-bytes in
+    ``model.py`` would make this unnecessary)."""
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def _load(path: str) -> LPCFG | modelfile.TopologyModel:
+    """A parsing model or a topology model, told apart by the metadata's ``format``; every
+    error is the one ``LPCFG.load`` gives for a file that is neither."""
+    name = display_name(path)
+    if path != "-" and os.path.isfile(path):  # a regular file can be read twice
+        arrays = read_npz(path, name)
+        if modelfile.is_topology_model(arrays):
+            return modelfile.from_arrays(arrays, name)
+        return LPCFG.load(path)
+    with open_input(path, "model file") as fh:  # stdin, a pipe: read once
+        raw = fh.read()
+    with _stdin_holding(raw):
+        arrays = read_npz("-", name)
+    if modelfile.is_topology_model(arrays):
+        return modelfile.from_arrays(arrays, name)
+    try:
+        with _stdin_holding(raw):
+            return LPCFG.load("-")
+    except LpcfgError as exc:
+        if exc.source == "<stdin>" and name != "<stdin>":
+            raise LpcfgError(exc.message, source=name, line=exc.line) from None
+        raise
+
+
+def _sample_sentences(
+    model: modelfile.TopologyModel, count: int, length: int | None, seed: int, output: str
+) -> None:
+    """``count`` sentences of ``model`` (``length`` words each, or lengths drawn from the
+    stored length distribution), tokens separated by spaces, one per line."""
+    rng = np.random.default_rng(seed)
+    if length is None:
+        lengths = draw_lengths(model.length_counts, count, rng)
+    else:
+        lengths = np.full(count, length)
+    values, counts = np.unique(lengths, return_counts=True)
+    per_length = {int(n): int(c) for n, c in zip(values, counts, strict=True)}
+    data = sample_by_length(model.params, per_length, rng)
+    vocab = np.asarray(model.vocab, dtype=object)
+    lines = np.empty(count, dtype=object)
+    for n, words in data.items():
+        tokens = vocab[words]
+        lines[lengths == n] = [" ".join(row) for row in tokens]
+    with atomic_output(output) as fh:
+        for line in lines:
+            fh.write(line + "\n")
 
 
 @click.command(name="sample")
@@ -23,7 +94,7 @@ from lpcfg_cli.trees import format_tree
     type=click.IntRange(min=0),
     default=10,
     show_default=True,
-    help="Number of trees to draw.",
+    help="Number of trees (sentences, for a topology model) to draw.",
 )
 @seed_option
 @click.option(
@@ -35,6 +106,12 @@ from lpcfg_cli.trees import format_tree
     "--binarized",
     is_flag=True,
     help="Write the trees in the model's binarized label space (A+B, @A).",
+)
+@click.option(
+    "--length",
+    type=click.IntRange(min=1),
+    help="Topology model: every sentence has this many words [default: lengths drawn from "
+    "the model's training length distribution].",
 )
 @output_option("trees")
 @click.option(
@@ -80,6 +157,7 @@ def command(
     seed: int,
     latent: bool,
     binarized: bool,
+    length: int | None,
     output: str,
     random_grammar: str | None,
     inter: int,
@@ -88,17 +166,19 @@ def command(
     states: int,
 ) -> None:
     """Draw N trees from MODEL (a probabilistic-form model; - reads it from stdin), one
-    per line.
+    per line. From a topology model (`lpcfg unmix`) draw N sentences instead, tokens
+    separated by spaces: of --length words, or of lengths drawn as in its training data.
 
     With --random-grammar FILE, write a random L-PCFG of the chosen sizes instead (it can
     then be sampled to make synthetic treebanks). Options of the other mode are refused
-    (MODEL, -n, --latent, --binarized, -o with --random-grammar; --inter, --pre, --words,
-    --states without it); set in a --config file they are ignored with a warning.
+    (MODEL, -n, --latent, --binarized, --length, -o with --random-grammar; --inter, --pre,
+    --words, --states without it); set in a --config file they are ignored with a warning.
 
     \b
     Examples:
       lpcfg sample --random-grammar g.npz --states 3 --seed 1
       lpcfg sample g.npz -n 1000 --seed 2 > synthetic.mrg
+      lpcfg sample learned.npz -n 5 --length 6   # a topology model (lpcfg unmix)
     """
     if random_grammar:
         if model is not None:
@@ -107,7 +187,7 @@ def command(
                 f"MODEL {model} (sample from it in a second run)",
                 ctx,
             )
-        for name in ("count", "latent", "binarized", "output"):
+        for name in ("count", "latent", "binarized", "length", "output"):
             unused(ctx, name, "with --random-grammar (it writes a grammar, not trees)")
         check_output(random_grammar)
         random_lpcfg(n_inter=inter, n_pre=pre, n_words=n_words, states=states, seed=seed).save(
@@ -120,7 +200,14 @@ def command(
     for name in ("inter", "pre", "n_words", "states"):
         unused(ctx, name, "without --random-grammar (it sizes the random grammar)")
     check_output(output)
-    trees = sample_trees(LPCFG.load(model), count, seed=seed, latent=latent)
+    loaded = _load(model)
+    if isinstance(loaded, modelfile.TopologyModel):
+        for name in ("latent", "binarized"):
+            unused(ctx, name, "with a topology model (it draws sentences, not trees)")
+        _sample_sentences(loaded, count, length, seed, output)
+        return
+    unused(ctx, "length", "with a parsing model (its trees' lengths come from the grammar)")
+    trees = sample_trees(loaded, count, seed=seed, latent=latent)
     with atomic_output(output) as fh:
         for tree in trees:
             fh.write(format_tree(tree if latent or binarized else debinarize(tree)) + "\n")
