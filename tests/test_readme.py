@@ -26,3 +26,12 @@ def test_the_python_example_trains_with_dev_selection(tmp_path, monkeypatch):
     grid = model.meta["dev_grid"]
     assert [h["states"] for h in grid] == [8, 16]
     assert model.meta["states_requested"] == max(grid, key=lambda h: h["dev_f1"])["states"]
+
+
+def test_the_topology_models_example_runs_as_printed(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    block = next(b for b in blocks if "topology_models" in b)
+    exec(compile(block, "README.md", "exec"), {})
+    verdict, error = capsys.readouterr().out.split("\n")[:2]
+    assert verdict == "True 7 7"
+    assert abs(float(error) - 0.0198) < 5e-4
