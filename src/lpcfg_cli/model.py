@@ -285,7 +285,13 @@ class LPCFG:
     def load(cls, path: str | os.PathLike[str]) -> LPCFG:
         """Read and validate a model file; a corrupt or foreign file gives ``LpcfgError``."""
         name = display_name(path)
-        arrays = read_npz(path, name)
+        return cls.from_arrays(read_npz(path, name), name)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], name: str) -> LPCFG:
+        """The model held by a model file's arrays (``read_npz``), read once by a caller
+        that must first tell what kind of file it is (``lpcfg sample``); ``name`` for
+        errors."""
         if "meta_json" not in arrays:
             raise LpcfgError("not an lpcfg model file (no metadata)", source=name)
         try:

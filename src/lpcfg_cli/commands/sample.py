@@ -3,12 +3,6 @@ random L-PCFG."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import sys
-from collections.abc import Iterator
-
 import click
 import numpy as np
 
@@ -16,7 +10,7 @@ from lpcfg_cli.binarize import debinarize
 from lpcfg_cli.commands.options import output_option, report, seed_option, unused
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output, check_output, display_name, open_input
+from lpcfg_cli.fileio import atomic_output, check_output, display_name
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.npzfile import read_npz
 from lpcfg_cli.sampling import random_lpcfg, sample_trees
@@ -25,41 +19,14 @@ from lpcfg_cli.topology_models.sentences import draw_lengths, sample_by_length
 from lpcfg_cli.trees import format_tree
 
 
-@contextlib.contextmanager
-def _stdin_holding(raw: bytes) -> Iterator[None]:
-    """``sys.stdin`` reads ``raw`` for the block: ``LPCFG.load`` and ``read_npz`` take a
-    path, and a model from stdin or a pipe can be read only once (a load-from-bytes in
-    ``model.py`` would make this unnecessary)."""
-    saved = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
-    try:
-        yield
-    finally:
-        sys.stdin = saved
-
-
 def _load(path: str) -> LPCFG | modelfile.TopologyModel:
-    """A parsing model or a topology model, told apart by the metadata's ``format``; every
-    error is the one ``LPCFG.load`` gives for a file that is neither."""
+    """A parsing model or a topology model, told apart by the metadata's ``format``; the
+    file is read once (it may be stdin or a pipe)."""
     name = display_name(path)
-    if path != "-" and os.path.isfile(path):  # a regular file can be read twice
-        arrays = read_npz(path, name)
-        if modelfile.is_topology_model(arrays):
-            return modelfile.from_arrays(arrays, name)
-        return LPCFG.load(path)
-    with open_input(path, "model file") as fh:  # stdin, a pipe: read once
-        raw = fh.read()
-    with _stdin_holding(raw):
-        arrays = read_npz("-", name)
+    arrays = read_npz(path, name)
     if modelfile.is_topology_model(arrays):
         return modelfile.from_arrays(arrays, name)
-    try:
-        with _stdin_holding(raw):
-            return LPCFG.load("-")
-    except LpcfgError as exc:
-        if exc.source == "<stdin>" and name != "<stdin>":
-            raise LpcfgError(exc.message, source=name, line=exc.line) from None
-        raise
+    return LPCFG.from_arrays(arrays, name)
 
 
 def _sample_sentences(
