@@ -13,9 +13,10 @@ bound memory.
 Rank: the columns are scaled to unit norm (rank is unchanged; parameters of different
 scales no longer hide one another), then the singular values ``s`` of ``J`` are computed
 and every one above ``tolerance * s[0]`` counts. The verdict reports the gap at the cut,
-``s[r - 1] / s[r]``: on the models checked here it is 1e8 or more whenever the Jacobian is
-rank-deficient, and the smallest kept value stays above 1e-8, so the default tolerance
-1e-11 sits in the gap; a gap under 1e3 is reported as an uncertain verdict.
+``s[r - 1] / s[r]``. Measured over the 1,554 checks of Figure 2 with d in 2..5 and L in
+2..8 (535 rank-deficient): every value counted as zero is at most 1.9e-15 of the largest,
+every kept one at least 4.9e-9, so the default tolerance 1e-11 sits in a gap of at least
+1.1e9; a gap under 1e3 is reported as an uncertain verdict.
 """
 
 from __future__ import annotations
