@@ -33,8 +33,8 @@ MAX_ENTRIES = 20_000_000  # moments x parameters of one Jacobian (8 bytes each)
 
 
 def n_moments(observation: str, length: int, words: int) -> int:
-    """Rows of the Jacobian: the observation's distinct moments."""
-    return sum(words ** len(b.positions) for b in blocks(observation, length))
+    """Rows of the Jacobian: the observation's distinct moments (eta axes contracted)."""
+    return sum(words ** sum(op != "eta" for op in b.ops) for b in blocks(observation, length))
 
 
 def too_large(model: str, observation: str, length: int, words: int, states: int | None) -> bool:

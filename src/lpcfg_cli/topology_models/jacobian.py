@@ -22,6 +22,7 @@ every kept one at least 4.9e-9, so the default tolerance 1e-11 sits in a gap of 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 
@@ -31,7 +32,11 @@ from lpcfg_cli.topology_models.observations import Block, apply
 STEP = 1e-30  # complex step: any tiny value is exact; this keeps h^2 terms far below 1e-16
 TOLERANCE = 1e-11  # singular values below this fraction of the largest count as zero
 UNCERTAIN_GAP = 1e3
-CHUNK_ENTRIES = 1 << 23  # complex entries of the largest table per chunk (128 MB)
+# Complex entries of all memoised span tables of one chunk of perturbed points (512 MB).
+# The memo holds about 4 * sum_l C(l, r) tables with r marks for a dependency model: for
+# phi*** of 9 words over d = 8, 250 tables of d^2 * d^3 entries a point; one batch of all
+# 119 points took 11 GB at L = 8 before chunks were sized by the whole memo.
+MEMO_ENTRIES = 1 << 25
 
 
 def moment_rows(
@@ -63,8 +68,9 @@ def jacobian(
     n = len(theta)
     states = d if family in families.DEPENDENCY else k
     widest = max(len(b.positions) for b in blocks)
-    per_point = states * states * d**widest
-    chunk = max(1, min(n, CHUNK_ENTRIES // max(per_point, 1)))
+    n_tables = 4 * sum(comb(span, widest) for span in range(1, length + 1))
+    per_point = states * states * d**widest * n_tables
+    chunk = max(1, min(n, MEMO_ENTRIES // per_point))
     cols = []
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
