@@ -6,7 +6,14 @@ import json as jsonlib
 
 import click
 
-from lpcfg_cli.commands.options import output_option, progress_bar, report, seed_option, unused
+from lpcfg_cli.commands.options import (
+    output_option,
+    progress_bar,
+    progress_option,
+    report,
+    seed_option,
+    unused,
+)
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output, check_output
@@ -115,6 +122,7 @@ def _describe(v: Verdict) -> str:
     "(default 2-6), beside the paper's verdicts.",
 )
 @output_option("verdict")
+@progress_option
 @click.pass_context
 def command(
     ctx: click.Context,
