@@ -24,6 +24,7 @@ from lpcfg_cli.topology_models.identifiability import (
     check,
     figure2,
     figure2_markdown,
+    planned_checks,
 )
 from lpcfg_cli.topology_models.jacobian import TOLERANCE
 from lpcfg_cli.topology_models.observations import OBSERVATIONS
@@ -160,7 +161,9 @@ def command(
         grid_lengths = lengths or TABLE_LENGTHS
         if min(grid_words) < 2:
             raise LpcfgError("--words must be at least 2")
-        bar = progress_bar(desc="checks", unit="check")
+        bar = progress_bar(
+            desc="checks", unit="check", total=planned_checks(grid_words, grid_lengths)
+        )
         cells = figure2(
             grid_words,
             grid_lengths,

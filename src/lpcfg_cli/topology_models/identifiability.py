@@ -208,6 +208,41 @@ def sizes(model: str, words: Iterable[int]) -> list[tuple[int, int | None]]:
     return [(d, k) for d in words for k in range(2, d + 1)]
 
 
+def _planned(
+    model: str, obs: str, words: list[int], lengths: list[int]
+) -> list[tuple[int, list[tuple[int, int | None]]]]:
+    """The (length, sizes) checks of one cell; ``[]`` for a PCFG cell implied by phiall,
+    no sizes for a length too short for the observation, ``None`` sizes when too large."""
+    if model == "pcfg" and obs != "phiall":
+        return []
+    plan = []
+    for n in lengths:
+        grid = sizes(model, words)
+        if n < OBSERVATIONS[obs][1]:
+            plan.append((n, []))
+        elif any(too_large(model, obs, n, d, k) for d, k in grid):
+            plan.append((n, None))
+        else:
+            plan.append((n, grid))
+    return plan
+
+
+def planned_checks(
+    words: Iterable[int],
+    lengths: Iterable[int],
+    models: Iterable[str] = FIGURE_ROWS,
+    observations: Iterable[str] = FIGURE_COLUMNS,
+) -> int:
+    """How many checks ``figure2`` will run (for a progress bar's total)."""
+    words, lengths = sorted(set(words)), sorted(set(lengths))
+    return sum(
+        len(grid or ())
+        for model in models
+        for obs in observations
+        for _, grid in _planned(model, obs, words, lengths)
+    )
+
+
 def figure2(
     words: Iterable[int],
     lengths: Iterable[int],
@@ -231,16 +266,15 @@ def figure2(
             uncertain = 0
             skipped = []
             checks: list[Verdict] = []
-            for n in lengths:
-                verdicts = []
-                grid = sizes(model, words)
-                if any(too_large(model, obs, n, d, k) for d, k in grid):
+            for n, grid in _planned(model, obs, words, lengths):
+                if grid is None:
                     skipped.append(n)
                     continue
+                if not grid:  # too short to observe anything: not identifiable
+                    yes[n] = False
+                    continue
+                verdicts = []
                 for d, k in grid:
-                    if n < OBSERVATIONS[obs][1]:
-                        verdicts.append((d, k, False))
-                        continue
                     v = check(model, obs, n, d, k, seed=seed, eta="e1", tolerance=tolerance)
                     uncertain += v.uncertain
                     checks.append(v)
