@@ -89,7 +89,7 @@ def _describe(v: Verdict) -> str:
     "--obs",
     "observation",
     type=click.Choice(tuple(OBSERVATIONS)),
-    help="The observation function (section 4.1): "
+    help="The observation function (section 4.1; quote phi** and phi*** in the shell): "
     + "; ".join(f"{k} = {v[0]}" for k, v in OBSERVATIONS.items())
     + ".",
 )
