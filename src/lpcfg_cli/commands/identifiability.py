@@ -78,7 +78,10 @@ def _describe(v: Verdict) -> str:
         f"{dropped}; gap at the cut {gap}; tolerance {v.tolerance:g}; seed {v.seed}",
     ]
     if v.uncertain:
-        lines.append("  uncertain: the gap at the cut is under 1e3 (try another --seed)")
+        lines.append(
+            "  uncertain: a singular value lies within 10x of the cut, or the gap is under 1e3 "
+            "(try another --seed)"
+        )
     return "\n".join(lines)
 
 
