@@ -231,12 +231,3 @@ def compound_parameters(params: Constituency, ks: list[Key], eta: np.ndarray) ->
         by_role = np.moveaxis(joint, (0, 1, 2), (k.lone, ra, rb))  # axes (row, col, slice)
         out[i] = by_role @ eta
     return out
-
-
-def row_space_residual(m: np.ndarray, column: int) -> float:
-    """Distance of the unit vector ``e_column`` from the row space of ``m``
-    (Proposition 1's condition): ``|e - pinv(m) m e|``, 0 when ``Psi_column`` is
-    determined by ``mu = m Psi``."""
-    e = np.zeros(m.shape[1])
-    e[column] = 1
-    return float(np.linalg.norm(e - np.linalg.pinv(m) @ (m @ e)))

@@ -44,7 +44,6 @@ ours (the paper leaves it open): see ``unmix_dep_ies``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import cache
 from itertools import product
 from typing import Any
@@ -392,8 +391,3 @@ def dep_ies_errors(est: Dependency, true: Dependency) -> dict[str, float]:
     }
     out["max"] = max(out.values())
     return out
-
-
-def sentences_per_length(data: Mapping[int, np.ndarray]) -> dict[int, int]:
-    """``{length: number of sentences}`` (for reports)."""
-    return {n: len(w) for n, w in sorted(data.items())}
