@@ -242,6 +242,7 @@ def test_quiet_on_every_subcommand(d, tmp_path):
             tmp_path / "m.npz",
         ],
         "parse": ["parse", d / "pcfg.npz", d / "x.txt", "--progress"],
+        "score": ["score", d / "pcfg.npz", d / "x.txt", "--progress"],
         "bundle": ["bundle", d / "pcfg.npz", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
@@ -283,8 +284,8 @@ def test_quiet_on_every_subcommand(d, tmp_path):
         loud, quiet = invoke(*args), invoke(*args, "--quiet")
         assert (quiet.exit_code, quiet.stderr) == (0, ""), name
         assert quiet.stdout == loud.stdout, name
-        if name in ("train", "parse"):
-            assert loud.stderr.startswith("lpcfg: ") or "parse:" in loud.stderr, name
+        if name in ("train", "parse", "score"):
+            assert loud.stderr.startswith("lpcfg: ") or f"{name}:" in loud.stderr, name
     errors = invoke("parse", "--quiet", d / "missing.npz", d / "x.txt")
     assert errors.stderr == f"lpcfg: error: {d / 'missing.npz'}: no such model file\n"
 

@@ -22,6 +22,7 @@ from lpcfg_cli.commands import (
     lm,
     parse,
     sample,
+    score,
     train,
     unmix,
 )
@@ -129,6 +130,7 @@ def _register() -> None:
         train,
         bundle,
         parse,
+        score,
         sample,
         lm,
         identifiability,

@@ -11,6 +11,9 @@ on these arrays, never on ``Tree`` objects again.
   a symbol of the normal form rewrites either to a word or to two symbols.
 - ``CompiledTreebank``: every node of every tree, children before parents, with its symbol,
   rule, children, parent and span.
+- ``single_symbol_grammar``: one symbol ``X`` with ``X -> X X`` and ``X -> w`` for every
+  word, the grammar of inside-outside from strings and of the algebraic WCFG (see there);
+  ``compile_brackets`` compiles bracketed sentences against it (every node labelled X).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 
 from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.lexicon import Lexicon, Signatures
+from lpcfg_cli.lexicon import Lexicon, Signatures, is_signature
 from lpcfg_cli.tree import Tree, is_preterminal
 from lpcfg_cli.trees import iter_nodes, leaves
 
@@ -129,6 +132,35 @@ class Grammar:
             "rare": self.rare,
             "word_counts": self.word_counts,
         }
+
+
+SINGLE_SYMBOL = "X"
+
+
+def single_symbol_grammar(
+    words: Sequence[str], word_counts: Sequence[int] | None = None
+) -> Grammar:
+    """The grammar with one symbol ``X``, the rule ``X -> X X`` and ``X -> w`` for each of
+    ``words`` (lexical rule ``l`` rewrites to word ``l``).
+
+    With ``m`` latent states it is a PCFG in Chomsky normal form with ``m`` nonterminals,
+    each of which may rewrite to two nonterminals or to a word: the setting of inside-outside
+    from strings (Baker 1979; Lari & Young 1990) and the WCFG in algebraic form of Bailly et
+    al. (2013, section 2.2): the root vector is ``alpha_star``, the lexical vector of word
+    ``sigma`` is ``beta_sigma`` and the ``(m, m, m)`` tensor of ``X -> X X`` is ``A``.
+    Entries of ``words`` that are unknown-word signatures (``lexicon``) are not known words;
+    ``word_counts`` (training tokens per word) weighs the signatures' back-off.
+    """
+    words = list(words)
+    ids = np.arange(len(words), dtype=np.int64)
+    return Grammar(
+        symbols=[SINGLE_SYMBOL],
+        words=words,
+        known_words=[w for w in words if not is_signature(w)],
+        binary=np.zeros((1, 3), dtype=np.int64),
+        lexical=np.stack([np.zeros_like(ids), ids], axis=1),
+        word_counts=None if word_counts is None else [int(c) for c in word_counts],
+    )
 
 
 @dataclass
@@ -345,3 +377,77 @@ def _concat(parts: list[dict[str, list[int]]]) -> CompiledTreebank:
             chunks.append(arr)
         arrays[key] = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
     return CompiledTreebank(tree_start=offsets.astype(np.int64), **arrays)
+
+
+def compile_brackets(
+    grammar: Grammar,
+    sentences: Sequence[Sequence[int]],
+    brackets: Sequence[Sequence[tuple[int, int, int]]],
+) -> CompiledTreebank:
+    """Bracketed sentences as a treebank of ``grammar`` (a ``single_symbol_grammar``): every
+    node is labelled ``X``.
+
+    ``sentences[s]`` holds word ids; ``brackets[s]`` the binary nodes of its tree as
+    ``(start, split, end)`` triples (children ``[start, split)`` and ``[split, end)``), one
+    per node above the words: ``n - 1`` of them for ``n`` words, the root ``(0, ., n)``
+    among them. Raises ``LpcfgError`` for brackets that do not form one binary tree.
+    """
+    if len(sentences) != len(brackets):
+        raise LpcfgError(f"{len(sentences)} sentences but {len(brackets)} bracketings")
+    rule = grammar.rule_id(0, 0, 0)
+    if grammar.n_symbols != 1 or rule is None:
+        raise LpcfgError("bracketed sentences need the single-symbol grammar (X -> X X)")
+    lex = {int(w): i for i, (_, w) in enumerate(grammar.lexical)}
+    parts = []
+    for s, (ids, nodes) in enumerate(zip(sentences, brackets, strict=True)):
+        try:
+            parts.append(_compile_bracketed(list(map(int, ids)), nodes, lex, rule))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise LpcfgError(f"sentence {s + 1}: {exc}") from None
+    return _concat(parts)
+
+
+def _compile_bracketed(
+    ids: list[int], nodes: Sequence[tuple[int, int, int]], lex: dict[int, int], rule: int
+) -> dict[str, list[int]]:
+    """The node arrays of one bracketed sentence, children before parents (no recursion)."""
+    n = len(ids)
+    if n == 0:
+        raise ValueError("empty sentence")
+    unknown = [w for w in ids if w not in lex]
+    if unknown:
+        raise ValueError(f"word id {unknown[0]} has no lexical rule")
+    split: dict[tuple[int, int], int] = {}
+    for node in nodes:
+        i, k, j = (int(x) for x in node)
+        if not 0 <= i < k < j <= n:
+            raise ValueError(f"bracket {(i, k, j)} is not a binary split of a span of {n} words")
+        if (i, j) in split:
+            raise ValueError(f"two brackets over span ({i}, {j})")
+        split[(i, j)] = k
+    if len(split) != n - 1:
+        raise ValueError(f"{len(split)} brackets for {n} words (a binary tree has {n - 1})")
+    cols: dict[str, list[int]] = {k: [] for k in _NODE_FIELDS}
+    done: dict[tuple[int, int], int] = {}
+    stack = [(0, n, False)]
+    while stack:
+        i, j, expanded = stack.pop()
+        if j - i > 1 and (i, j) not in split:
+            raise ValueError(f"no bracket over span ({i}, {j}), which a bracket splits off")
+        if j - i > 1 and not expanded:
+            k = split[(i, j)]
+            stack += [(i, j, True), (k, j, False), (i, k, False)]
+            continue
+        idx = len(cols["symbol"])
+        if j - i == 1:
+            values = (0, -1, lex[ids[i]], -1, -1, -1, i, j, 1)
+        else:
+            k = split[(i, j)]
+            left, right = done[(i, k)], done[(k, j)]
+            height = 1 + max(cols["height"][left], cols["height"][right])
+            values = (0, rule, -1, left, right, -1, i, j, height)
+            cols["parent"][left] = cols["parent"][right] = idx
+        for key, value in zip(_NODE_FIELDS, values, strict=True):
+            cols[key].append(value)
+        done[(i, j)] = idx
+    return cols  # n - 1 distinct brackets, all reached from the root: every one is used

@@ -3,6 +3,8 @@
 - ``DevSet``: dev trees read once, scored as ``parse`` + ``evaluate`` would score them
   (strict EVALB F1 with the real parser and evaluator; failed sentences count as wrong),
   and compiled against a training grammar for dev log-likelihoods.
+- ``DevText``: dev sentences without trees (``--input text``): EM from strings selects its
+  iteration by their log-likelihood.
 - ``Patience``: the best candidate so far of a sequence (EM iterations, split-merge cycles),
   and when to stop after ``patience`` candidates without improvement.
 - ``best_of``: the best of a finite set of candidates (a spectral state grid, ensembles).
@@ -25,6 +27,7 @@ from lpcfg_cli.grammar import CompiledTreebank, Grammar, compile_trees
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import parse_sentences
 from lpcfg_cli.parser import ParserOptions
+from lpcfg_cli.training import read_sentences
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import ROOT_LABELS, format_tree, normalize, read_treebank, words
 
@@ -67,6 +70,23 @@ class DevSet:
         it: ``(treebank, trees left out because they use rules it lacks)``."""
         options = BinarizeOptions(**grammar.binarization)
         return compile_trees(grammar, [binarize(t, options) for t in self.trees])
+
+
+@dataclass
+class DevText:
+    """Dev sentences without trees: they give a dev log-likelihood, not F1."""
+
+    paths: tuple[str, ...]
+    sentences: list[list[str]]
+
+    @classmethod
+    def read(cls, paths: Sequence[str]) -> DevText:
+        """Read (and check: readable UTF-8 text, not empty) the dev text files, one
+        sentence per line; empty lines are skipped."""
+        sentences = [s for s in read_sentences(list(paths)) if s]
+        if not sentences:
+            raise LpcfgError("no sentences in " + ", ".join(map(str, paths)))
+        return cls(tuple(paths), sentences)
 
 
 def _unwrap(tree: Tree) -> Tree:

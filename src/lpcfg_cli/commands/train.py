@@ -1,4 +1,4 @@
-"""`lpcfg train`: learn a model from PTB treebank files.
+"""`lpcfg train`: learn a model from PTB treebank files (or, ``--input text``, sentences).
 
 Thin by design: the options come from the learners' dataclasses (``learners.registry``),
 the learner does the work and the selection (``fit``), and this module checks the files,
@@ -31,15 +31,24 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import check_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Chain, Learner, Progress
-from lpcfg_cli.learners.ensemble import EnsembleOptions
+from lpcfg_cli.learners.ensemble import Ensemble, EnsembleOptions
 from lpcfg_cli.learners.registry import METHODS
 from lpcfg_cli.learners.registry import learner as build
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import DataOptions, prepare
+from lpcfg_cli.selection import DevSet, DevText
+from lpcfg_cli.training import DataOptions, TrainingData, prepare, prepare_text
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
 HYPER = list(dict.fromkeys(f.name for _, cls, _ in OWNERS for f, _ in hyper_fields(cls)))
+# Options that mean nothing for sentences without trees: name -> why.
+TEXT_UNUSED = {
+    "horizontal": "sentences are not binarized",
+    "vertical": "sentences are not binarized",
+    "factor": "sentences are not binarized",
+    "skip_bad": "it skips malformed trees",
+    "noise": "EM from text starts from random parameters",
+    "dev_f1_every": "there are no trees to score F1 on",
+}
 
 
 def _warn(err: LpcfgError) -> None:
@@ -58,10 +67,20 @@ def _warn(err: LpcfgError) -> None:
     help="Learning algorithm.",
 )
 @click.option(
+    "--input",
+    "input_kind",
+    type=click.Choice(["trees", "text"]),
+    default="trees",
+    show_default=True,
+    help="`text`: learn from sentences without trees, one per line, tokens separated by "
+    "spaces (--method em: inside-outside over every tree of each sentence).",
+)
+@click.option(
     "--dev",
     "dev",
     type=click.Path(dir_okay=False, allow_dash=False),
-    help="Dev trees for model selection and per-iteration F1.",
+    help="Dev trees for model selection and per-iteration F1 (with --input text: dev "
+    "sentences, selection by their log-likelihood).",
 )
 @click.option(
     "--init",
@@ -88,6 +107,7 @@ def command(
     treebank: tuple[str, ...],
     output: str,
     method: str,
+    input_kind: str,
     dev: str | None,
     init: str | None,
     jobs: int,
@@ -101,11 +121,19 @@ def command(
 ) -> None:
     """Learn a model from PTB TREEBANK files (normalised and binarized as `binarize` does).
 
+    With --input text the files hold sentences without trees (one per line, tokens
+    separated by spaces; empty lines are skipped) and --method em learns the single-symbol
+    grammar X -> X X | word with --states latent states (a PCFG in Chomsky normal form) by
+    inside-outside over every tree of each sentence, from seeded random parameters; each
+    distinct sentence is run once, counted as often as it was seen. --dev then takes dev
+    sentences and keeps the iteration of best dev log-likelihood.
+
     Every option and file is checked before any work (-o writable, --dev and --init
     readable and well-formed), so a typo cannot cost a long run. An option the chosen
     --method cannot use is refused (e.g. --states or --dev with pcfg, --init with spectral,
-    --cap with em); set in a --config file, or when it could not change the model (--jobs
-    without --dev, --seed with pcfg), it is ignored with a warning.
+    --cap with em, --vertical with --input text); set in a --config file, or when it could
+    not change the model (--jobs without --dev, --seed with pcfg), it is ignored with a
+    warning.
 
     \b
     Examples:
@@ -116,21 +144,32 @@ def command(
           data/train.mrg -o spectral.npz
       lpcfg train --method pivot+em --states 16 --iterations 3 --dev data/dev.mrg \\
           data/train.mrg -o pivot_em16.npz
+      lpcfg train --method em --input text --states 8 --dev dev.txt train.txt -o em8.npz
     """
+    text = input_kind == "text"
     spec = METHODS[method]
     learner = build(method, ensemble, **{k: v for k, v in hyper.items() if spec.uses(k)})
-    _check_unused(ctx, method, learner, dev, init)
+    if text:
+        _check_text(ctx, method, learner)
+        if given(ctx, "rare") is None:
+            rare = 0  # from text, every word is kept unless asked
+    _check_unused(ctx, method, learner, dev, init, text)
     learner.check(dev is not None)
     options = BinarizeOptions(horizontal=horizontal, vertical=vertical, factor=factor)
     start = _check_files(treebank, output, dev, init)
-    dev_set = DevSet.read([dev], jobs=jobs) if dev else None
+    if text and start is not None and start.grammar.n_symbols != 1:
+        raise LpcfgError(
+            "--init with --input text needs a model trained from text (one symbol)", source=init
+        )
+    dev_set: DevSet | DevText | None = None
+    if dev:
+        dev_set = DevText.read([dev]) if text else DevSet.read([dev], jobs=jobs)
     t0 = time.perf_counter()
-    data = prepare(treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn)
-    s = data.summary
-    report(
-        f"{s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
-        f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules"
-    )
+    if text:
+        data = prepare_text(treebank, rare=rare)
+    else:
+        data = prepare(treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn)
+    report(_summary(data))
     progress = Progress(report=report, bar=progress_bar)
     model = learner.fit(data, dev_set, start, progress)
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
@@ -160,8 +199,42 @@ def _check_files(
     return start
 
 
+def _summary(data: TrainingData) -> str:
+    """The line reporting the training data."""
+    s = data.summary
+    if data.text is not None:
+        k = s["empty_lines"]
+        empty = f", {k} empty line{'s' if k > 1 else ''} skipped" if k else ""
+        return (
+            f"{s['sentences']} sentences ({s['distinct_sentences']} distinct), "
+            f"{s['words']} words, vocabulary of {s['vocabulary']}{empty}"
+        )
+    return (
+        f"{s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
+        f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules"
+    )
+
+
+def _check_text(ctx: click.Context, method: str, learner: Learner) -> None:
+    """Refuse a learner and the options that cannot work on sentences without trees."""
+    if isinstance(learner, Ensemble):
+        raise click.UsageError("--ensemble learns from trees only: drop it with --input text", ctx)
+    if not learner.takes_text:
+        users = ", ".join(m for m in METHODS if METHODS[m].build().takes_text)
+        raise click.UsageError(
+            f"--method {method} learns from trees: --input text needs --method {users}", ctx
+        )
+    for name, why in TEXT_UNUSED.items():
+        unused(ctx, name, f"with --input text ({why})")
+
+
 def _check_unused(
-    ctx: click.Context, method: str, learner: Learner, dev: str | None, init: str | None
+    ctx: click.Context,
+    method: str,
+    learner: Learner,
+    dev: str | None,
+    init: str | None,
+    text: bool = False,
 ) -> None:
     """Options the chosen method cannot use: refused when given on the command line (the
     user meant something that would not happen), a warning when set in a config file or
@@ -184,5 +257,7 @@ def _check_unused(
         elif not METHODS[method].uses(name):
             users = ", ".join(m.name for m in METHODS.values() if m.uses(name))
             unused(ctx, name, f"with --method {method} (used by {users})")
-    if not dev:
+    if text:
+        unused(ctx, "jobs", "with --input text (nothing is parsed)", refuse=False)
+    elif not dev:
         unused(ctx, "jobs", "without --dev (worker processes parse the dev trees)", refuse=False)

@@ -87,14 +87,17 @@ def enumerate_rows(
     stamp,
     valid,
     rowidx,
+    prune,
 ):
     """Rows ``(parent span, pair)`` of parents ``p0:p1`` (all of one ``length``) and their
     entries ``(row, left item, right item, sc[left] + sc[right])``.
 
-    A pair is a row if some split has both children items with a finite scale and some rule
-    of the pair has its parent item at the span. Also returns the largest
-    ``sc[left] + sc[right]`` per parent span. ``stamp``, ``valid`` and ``rowidx`` are
-    per-pair scratch arrays (``stamp`` all < ``p0`` on entry).
+    A pair is a row if some split has both children items (with ``prune``: with a finite
+    scale) and some rule of the pair has its parent item at the span. Also returns the
+    largest ``sc[left] + sc[right]`` per parent span. ``stamp``, ``valid`` and ``rowidx`` are
+    per-pair scratch arrays (``stamp`` all < ``p0`` on entry). Without ``prune`` the rows
+    and entries depend on the items only (``PlanCache``); an entry whose pair scale is -inf
+    then gets weight 0 (``split_weight``).
     """
     row_p = np.empty(256, dtype=np.int64)
     row_g = np.empty(256, dtype=np.int64)
@@ -115,7 +118,7 @@ def enumerate_rows(
             lsp = base[k, s] + i
             rsp = base[length - k, s] + i + k
             pair = sc[lsp] + sc[rsp]
-            if pair == -np.inf:
+            if prune and pair == -np.inf:
                 continue
             llo, lhi = span_first[lsp], span_first[lsp + 1]
             rlo, rhi = span_first[rsp], span_first[rsp + 1]
@@ -192,8 +195,10 @@ def plan_chunk(
     stamp,
     valid,
     rowidx,
+    prune,
 ):
-    """Rows and entries of a chunk, both grouped by children pair.
+    """Rows and entries of a chunk, both grouped by children pair (``prune``: see
+    ``enumerate_rows``).
 
     Returns (span of each slot, first slot of each pair, first entry of each pair, best pair
     scale per parent span, entry slots, entry left items, entry right items, entry pair
@@ -216,6 +221,7 @@ def plan_chunk(
         stamp,
         valid,
         rowidx,
+        prune,
     )
     n_groups = len(group_ptr) - 1
     row_slot, gstart = group_slots(row_g, n_groups)
@@ -242,6 +248,36 @@ def plan_chunk(
         e_y[t] = ent_y[e]
         e_pair[t] = ent_pair[e]
     return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair
+
+
+@nb.njit(cache=True, nogil=True)
+def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y, item_span, sc):
+    """A cached chunk plan's dense parts and its numbers under the current scales: (first
+    slot of each pair, first entry of each pair, best pair scale per parent span, entry pair
+    scales), from the pairs with rows (``groups``, ascending) and their slot and entry ends.
+
+    The same sums and maxima as ``enumerate_rows`` (``sc[left] + sc[right]``, max per parent
+    over its entries, -inf for none), so a pass from a cached plan is bit-identical to one
+    planned afresh without pruning.
+    """
+    gstart = np.zeros(n_groups + 1, dtype=np.int64)
+    estart = np.zeros(n_groups + 1, dtype=np.int64)
+    j, slot, entry = 0, 0, 0
+    for g in range(n_groups):
+        if j < len(groups) and groups[j] == g:
+            slot, entry = gend[j], eend[j]
+            j += 1
+        gstart[g + 1] = slot
+        estart[g + 1] = entry
+    best = np.full(p1 - p0, -np.inf)
+    e_pair = np.empty(len(e_slot))
+    for e in range(len(e_slot)):
+        pair = sc[item_span[e_x[e]]] + sc[item_span[e_y[e]]]
+        e_pair[e] = pair
+        q = slot_p[e_slot[e]] - p0
+        if pair > best[q]:
+            best[q] = pair
+    return gstart, estart, best, e_pair
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lpcfg_cli.engine.grammars import LatentGrammar
-from lpcfg_cli.engine.latent import latent_pass
+from lpcfg_cli.engine.latent import PlanCache, latent_pass
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.result import Chart
 
@@ -46,8 +46,25 @@ class TreeCharts:
         lexical = (node_item[pre], bank.lex[pre], np.ones(len(pre)))
         return cls(layout, keys[order], lexical, node_item[roots], bank.symbol[roots])
 
-    def run(self, g: LatentGrammar, *, outside: bool = False, counts: bool = False) -> Chart:
-        return latent_pass(g, self.layout, self.keys, self.lexical, outside=outside, counts=counts)
+    def run(
+        self,
+        g: LatentGrammar,
+        *,
+        outside: bool = False,
+        counts: bool = False,
+        weights: np.ndarray | None = None,
+        cache: PlanCache | None = None,
+    ) -> Chart:
+        return latent_pass(
+            g,
+            self.layout,
+            self.keys,
+            self.lexical,
+            outside=outside,
+            counts=counts,
+            weights=weights,
+            cache=cache,
+        )
 
 
 @dataclass
@@ -60,23 +77,40 @@ class ExpectedCounts:
     root: np.ndarray  # (N, M)
 
 
-def expected_counts(g: LatentGrammar, charts: TreeCharts) -> ExpectedCounts:
-    """Inside-outside over the trees: posterior counts of rules, lexical rules and roots."""
-    chart = charts.run(g, outside=True, counts=True)
-    if not np.all(np.isfinite(chart.log_z)):
-        raise ValueError("a training tree has probability zero under the model")
+def expected_counts(
+    g: LatentGrammar,
+    charts: TreeCharts,
+    weights: np.ndarray | None = None,
+    cache: PlanCache | None = None,
+) -> ExpectedCounts:
+    """Inside-outside over the trees: posterior counts of rules, lexical rules and roots,
+    and the log-likelihood; with ``weights`` tree ``t`` counts ``weights[t]`` times
+    (``sum_t w_t log p_t``; identical trees merged, ``training.bracketed_data``). ``cache``:
+    see ``latent.PlanCache``."""
+    chart = charts.run(g, outside=True, counts=True, weights=weights, cache=cache)
+    if weights is None:
+        if not np.all(np.isfinite(chart.log_z)):
+            raise ValueError("a training tree has probability zero under the model")
+        loglik = float(chart.log_z.sum())
+    else:
+        used = np.asarray(weights) != 0
+        if np.any(~np.isfinite(chart.log_z) & used):
+            raise ValueError("a training tree has probability zero under the model")
+        loglik = float(weights[used] @ chart.log_z[used])
     post = chart.alpha * chart.beta
     lexical = np.zeros(g.lexical.shape, dtype=np.float64)
     items, rules, _ = charts.lexical
     np.add.at(lexical, rules, post[items])
     root = np.zeros(g.root.shape, dtype=np.float64)
     np.add.at(root, charts.root_symbols, post[charts.root_items])
-    return ExpectedCounts(float(chart.log_z.sum()), chart.rule_counts, lexical, root)
+    return ExpectedCounts(loglik, chart.rule_counts, lexical, root)
 
 
-def log_probabilities(g: LatentGrammar, charts: TreeCharts) -> tuple[np.ndarray, np.ndarray]:
+def log_probabilities(
+    g: LatentGrammar, charts: TreeCharts, cache: PlanCache | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(log |p|, sign p)`` of every tree (inside pass only; -inf where p is 0)."""
-    chart = charts.run(g)
+    chart = charts.run(g, cache=cache)
     item_sym = charts.keys % g.n_symbols
     z = np.zeros(len(charts.root_items))
     ok = np.isfinite(chart.log_z)

@@ -3,9 +3,11 @@
 In the scikit-learn spirit: a learner is built from a frozen options dataclass (its
 hyper-parameters, documented with ``hyperparams.hyper``), and
 ``fit(data, dev=None, start=None, progress=SILENT)`` returns an ``LPCFG``, keeping no state
-between calls. ``dev`` (a ``selection.DevSet``) is for the learner's model selection;
-``start`` is a model to start from, for learners that refine one (EM). A ``Chain`` of
-learners fits each from the previous one's model: ``pivot+em`` is Pivot then EM.
+between calls. ``dev`` (a ``selection.DevSet``, or a ``DevText`` for data read from text)
+is for the learner's model selection; ``start`` is a model to start from, for learners that
+refine one (EM). Only learners with ``takes_text`` learn from text (``TrainingData.text``).
+A ``Chain`` of learners fits each from the previous one's model: ``pivot+em`` is Pivot then
+EM.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, ClassVar
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet
+from lpcfg_cli.selection import DevSet, DevText
 from lpcfg_cli.training import TrainingData
 
 
@@ -59,6 +61,8 @@ class Learner:
     Options: ClassVar[type]
     takes_dev: ClassVar[bool] = True
     takes_start: ClassVar[bool] = False
+    takes_text: ClassVar[bool] = False  # learns from sentences without trees (EM)
+    takes_weights: ClassVar[bool] = False  # counts tree t weights[t] times (merged trees)
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
@@ -66,7 +70,7 @@ class Learner:
     def fit(
         self,
         data: TrainingData,
-        dev: DevSet | None = None,
+        dev: DevSet | DevText | None = None,
         start: LPCFG | None = None,
         progress: Progress = SILENT,
     ) -> LPCFG:
@@ -74,6 +78,10 @@ class Learner:
         checks, then runs the method's own ``_fit``."""
         if start is not None and not self.takes_start:
             raise LpcfgError(f"the {self.method} learner does not start from a model")
+        if data.text is not None and not self.takes_text:
+            raise LpcfgError(f"the {self.method} learner learns from trees, not from text")
+        if data.weights is not None and not self.takes_weights:
+            raise LpcfgError(f"the {self.method} learner does not take weighted (merged) trees")
         self.check(dev is not None)
         return self._fit(data, dev, start, progress)
 

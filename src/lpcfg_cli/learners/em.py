@@ -11,7 +11,9 @@ maximises the likelihood of the skeletal trees.
 - E-step: inside-outside over the fixed training trees on the chart engine the parser uses
   (``engine.trees``: the nodes of all trees are the items of one chart, so every span length
   of the whole treebank is one batch of matrix products), in double precision; spans carry
-  log scales, so long trees neither underflow nor overflow.
+  log scales, so long trees neither underflow nor overflow. The charts' plans are built
+  once and reused every iteration (``engine.latent.PlanCache``). Merged identical trees
+  (``TrainingData.weights``) count as often as they were seen.
 - M-step: expected counts normalised per (symbol, state).
 - Selection: with dev trees, the iteration with the best dev F1 (scored every
   ``dev_f1_every`` iterations and at the end) is kept and training stops after ``patience``
@@ -21,27 +23,40 @@ maximises the likelihood of the skeletal trees.
   every lexical distribution is interpolated with the treebank PCFG's tied lexicon by
   ``lexicon_smoothing``, so that words (and unary-chain pre-terminals) seen rarely in
   training keep a usable probability. Both keep every distribution normalised.
+
+From text (``TrainingData.text``: sentences without trees, on the single-symbol grammar),
+EM is the inside-outside algorithm of Baker (1979) and Lari & Young (1990): the E-step sums
+over every tree of each distinct sentence (``engine.strings``), counted as often as the
+sentence was seen; EM starts from seeded random parameters (``split.random_model``) around
+the string PCFG (``pcfg.string_pcfg``, whose lexicon, the unigram distribution, is the one
+lexicon smoothing pulls toward); with dev sentences (``DevText``, or the words of dev
+trees) the iteration with the best dev log-likelihood is kept and training stops after
+``patience`` of them without improvement. M-step and smoothing are the same.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from lpcfg_cli.engine import strings
 from lpcfg_cli.engine.grammars import LatentGrammar
-from lpcfg_cli.engine.trees import TreeCharts, expected_counts, log_probabilities
+from lpcfg_cli.engine.latent import PlanCache
+from lpcfg_cli.engine.strings import StringCharts
+from lpcfg_cli.engine.trees import ExpectedCounts, TreeCharts, expected_counts, log_probabilities
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners.base import SEED_HELP, STATES_HELP, Learner, Progress
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.split import split_model
-from lpcfg_cli.model import LPCFG
+from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
+from lpcfg_cli.learners.split import random_model, split_model
+from lpcfg_cli.model import LPCFG, PCFGParams
 from lpcfg_cli.patience import Patience
-from lpcfg_cli.selection import DevSet
+from lpcfg_cli.selection import DevSet, DevText
 from lpcfg_cli.training import TrainingData
 
 
@@ -114,13 +129,11 @@ class _EStep:
     root: np.ndarray | None = None
 
 
-class Trees:
-    """A compiled treebank prepared once for every E-step: its chart items and the rule
-    layout of the engine (parameters change every iteration, the layout does not)."""
+class _Plan:
+    """Training data prepared once for every E-step: its chart items and the rule layout
+    of the engine (parameters change every iteration, the layout does not)."""
 
-    def __init__(self, grammar: Grammar, bank: CompiledTreebank, m: int):
-        self.bank = bank
-        self.charts = TreeCharts.build(bank, grammar.n_symbols)
+    def __init__(self, grammar: Grammar, m: int):
         zeros = np.zeros((grammar.n_binary, m, m * m))
         self.layout = LatentGrammar.from_arrays(
             grammar.n_symbols,
@@ -134,14 +147,64 @@ class Trees:
     def grammar(self, params: Params) -> LatentGrammar:
         return self.layout.with_parameters(params.binary, params.lexical, params.root)
 
+    def expected(self, g: LatentGrammar) -> ExpectedCounts:
+        raise NotImplementedError
 
-def e_step(params: Params, trees: Trees, counts: bool = True) -> _EStep:
-    """Log-likelihood of the trees and (optionally) expected counts."""
-    g = trees.grammar(params)
+    def loglik(self, g: LatentGrammar) -> float:
+        raise NotImplementedError
+
+
+class Trees(_Plan):
+    """A compiled treebank: each tree's nodes are its chart's items (``engine.trees``);
+    with ``weights`` tree ``t`` counts ``weights[t]`` times (merged identical trees). The
+    chart's plans are kept across iterations (``latent.PlanCache``)."""
+
+    def __init__(
+        self,
+        grammar: Grammar,
+        bank: CompiledTreebank,
+        m: int,
+        weights: np.ndarray | None = None,
+    ):
+        self.bank = bank
+        self.charts = TreeCharts.build(bank, grammar.n_symbols)
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        self.cache: PlanCache | None = PlanCache()  # None: plan every pass afresh
+        super().__init__(grammar, m)
+
+    def expected(self, g: LatentGrammar) -> ExpectedCounts:
+        return expected_counts(g, self.charts, self.weights, self.cache)
+
+    def loglik(self, g: LatentGrammar) -> float:
+        log_p = log_probabilities(g, self.charts, self.cache)[0]
+        return float(log_p.sum() if self.weights is None else self.weights @ log_p)
+
+
+class Strings(_Plan):
+    """Distinct sentences over all their trees (``engine.strings``), each counted
+    ``weights[s]`` times; the charts' plans are kept across iterations."""
+
+    def __init__(self, grammar: Grammar, charts: StringCharts, weights: np.ndarray, m: int):
+        self.charts = charts
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.caches: list[PlanCache] | None = charts.plan_caches()
+        super().__init__(grammar, m)
+
+    def expected(self, g: LatentGrammar) -> ExpectedCounts:
+        return strings.expected_counts(g, self.charts, self.weights, self.caches)
+
+    def loglik(self, g: LatentGrammar) -> float:
+        log_p = strings.log_probabilities(g, self.charts, self.caches)[0]
+        return float(self.weights @ log_p)
+
+
+def e_step(params: Params, plan: _Plan, counts: bool = True) -> _EStep:
+    """Log-likelihood of the training data and (optionally) expected counts."""
+    g = plan.grammar(params)
     if not counts:
-        return _EStep(float(log_probabilities(g, trees.charts)[0].sum()))
+        return _EStep(plan.loglik(g))
     try:
-        c = expected_counts(g, trees.charts)
+        c = plan.expected(g)
     except ValueError as exc:
         raise LpcfgError(str(exc)) from None
     return _EStep(c.loglik, c.binary, c.lexical, c.root)
@@ -151,12 +214,14 @@ def m_step(
     grammar: Grammar,
     params: Params,
     counts: _EStep,
-    n_trees: int,
+    n_trees: float,
     smoothing: float,
     lexicon_prior: np.ndarray | None,
     lexicon_smoothing: float,
 ) -> Params:
-    """Normalised expected counts, smoothed; ``params`` gives the state counts."""
+    """Normalised expected counts, smoothed; ``params`` gives the state counts and
+    ``n_trees`` the total weight of the training trees or sentences (the root counts' sum),
+    not the number of distinct ones."""
     m = counts.lexical.shape[1]
     n_sym = grammar.n_symbols
     valid = (np.arange(m)[None, :] < params.states[:, None]).astype(float)  # (N, M)
@@ -183,7 +248,7 @@ def m_step(
         lexical = (1 - lexicon_smoothing) * lexical + lexicon_smoothing * (
             lexicon_prior[:, None] * _lexical_mass(grammar, lexical)
         )
-    root = counts.root / max(n_trees, 1)
+    root = counts.root / (n_trees if n_trees > 0 else 1)
     return Params(params.states, binary, lexical, root)
 
 
@@ -200,6 +265,8 @@ class EMLearner(Learner):
     method = "em"
     Options = EMOptions
     takes_start = True
+    takes_text = True
+    takes_weights = True
 
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
         out = {}
@@ -212,33 +279,37 @@ class EMLearner(Learner):
         return out
 
     def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
+        self,
+        data: TrainingData,
+        dev: DevSet | DevText | None,
+        start: LPCFG | None,
+        progress: Progress,
     ) -> LPCFG:
-        """EM on ``data``'s trees; returns the selected iteration's model."""
-        opts, grammar, bank = self.options, data.grammar, data.bank
-        pcfg = train_pcfg(grammar, bank, {})
+        """EM on ``data``'s trees or sentences; returns the selected iteration's model."""
+        opts, grammar, text = self.options, data.grammar, data.text
+        pcfg = (
+            string_pcfg(grammar, text)
+            if text is not None
+            else train_pcfg(grammar, data.bank, {}, data.weights)
+        )
         coarse = pcfg.coarse
         if start is not None:
-            if start.grammar.symbols != grammar.symbols or not np.array_equal(
-                start.grammar.binary, grammar.binary
-            ):
-                raise LpcfgError("the start model was trained on a different grammar")
-            if start.form != "probabilistic":
-                raise LpcfgError("EM needs a probabilistic start model (not a spectral one)")
+            _check_start(start, grammar)
+        elif text is not None:
+            start = random_model(pcfg, opts.states, seed=opts.seed)
         else:
             start = split_model(pcfg, opts.states, noise=opts.noise, seed=opts.seed)
         params = Params.from_model(start)
         m = int(params.lexical.shape[1])
-        plan = Trees(grammar, bank, m)
-        dev_plan = None
-        if dev is not None:
-            dev_bank, dropped = dev.compiled(grammar)
-            if dropped:
-                progress.report(
-                    f"{dropped} dev trees use rules unseen in training: left out of "
-                    "the dev log-likelihood (still parsed for dev F1)"
-                )
-            dev_plan = Trees(grammar, dev_bank, m) if dev_bank.n_trees else None
+        if text is not None:
+            plan: _Plan = Strings(grammar, StringCharts.from_ids(grammar, text.ids), text.counts, m)
+            dev_plan = _dev_strings(grammar, coarse, dev, m, progress) if dev is not None else None
+            n_roots = text.total
+        else:
+            plan = Trees(grammar, data.bank, m, data.weights)
+            dev_plan = _dev_trees(grammar, dev, m, progress) if dev is not None else None
+            n_roots = data.bank.n_trees if data.weights is None else float(data.weights.sum())
+        f1 = dev is not None and text is None  # no F1 without trees
         # The tied PCFG lexicon, as a per-symbol distribution over its words.
         prior = pcfg.lexical.copy()
         mass = np.bincount(grammar.lexical[:, 0], prior, minlength=grammar.n_symbols)
@@ -246,7 +317,8 @@ class EMLearner(Learner):
         options = {**to_dict(opts), "states": m, "init": start.meta.get("method", "split pcfg")}
         base_meta = {**data.meta(), "method": "em", "em": options}
         history: list[dict[str, Any]] = []
-        # Selection: best dev F1 with patience; else best dev log-likelihood; else the last.
+        # Selection: best dev F1 with patience; else best dev log-likelihood (with patience
+        # from text); else the last.
         keep: Patience[tuple[int, Params]] = Patience(opts.patience)
         previous = None
         with progress.bar(total=opts.iterations, desc="em", unit="it") as bar:
@@ -257,7 +329,7 @@ class EMLearner(Learner):
                     grammar,
                     params,
                     stats,
-                    bank.n_trees,
+                    n_roots,
                     opts.smoothing,
                     prior,
                     opts.lexicon_smoothing,
@@ -269,14 +341,15 @@ class EMLearner(Learner):
                 converged = previous is not None and abs(stats.loglik - previous) <= (
                     opts.tol * abs(previous)
                 )
-                record["dev_f1"] = None
-                if dev is not None and (it % opts.dev_f1_every == 0 or last or converged):
+                if text is None:
+                    record["dev_f1"] = None
+                if f1 and (it % opts.dev_f1_every == 0 or last or converged):
                     record["dev_f1"] = float(dev.f1(params.to_model(grammar, coarse, {})))
                 record["seconds"] = round(time.perf_counter() - t0, 3)
                 history.append(record)
                 bar.update(1)
                 progress.report(_iteration_line(record))
-                score = record["dev_f1"] if dev is not None else record.get("dev_loglik")
+                score = record["dev_f1"] if f1 else record.get("dev_loglik")
                 if score is not None:
                     keep.offer(score, (it, params))
                 if converged or (dev is not None and keep.stop):
@@ -286,6 +359,54 @@ class EMLearner(Learner):
         progress.report(f"selected iteration {selected} of {len(history)}")
         final_meta = {**base_meta, "history": history, "selected_iteration": selected}
         return chosen.to_model(grammar, coarse, final_meta)
+
+
+def _check_start(start: LPCFG, grammar: Grammar) -> None:
+    """Refuse a start model EM cannot continue on ``grammar``."""
+    same = (
+        start.grammar.symbols == grammar.symbols
+        and np.array_equal(start.grammar.binary, grammar.binary)
+        and start.grammar.words == grammar.words
+        and np.array_equal(start.grammar.lexical, grammar.lexical)
+    )
+    if not same:
+        raise LpcfgError("the start model was trained on a different grammar")
+    if start.form != "probabilistic":
+        raise LpcfgError("EM needs a probabilistic start model (not a spectral one)")
+
+
+def _dev_trees(grammar: Grammar, dev: DevSet | DevText, m: int, progress: Progress) -> Trees | None:
+    """The dev trees compiled against ``grammar`` (those using unseen rules left out)."""
+    if not isinstance(dev, DevSet):
+        raise LpcfgError("dev sentences without trees need training sentences without trees")
+    dev_bank, dropped = dev.compiled(grammar)
+    if dropped:
+        progress.report(
+            f"{dropped} dev trees use rules unseen in training: left out of "
+            "the dev log-likelihood (still parsed for dev F1)"
+        )
+    return Trees(grammar, dev_bank, m) if dev_bank.n_trees else None
+
+
+def _dev_strings(
+    grammar: Grammar, coarse: PCFGParams, dev: DevSet | DevText, m: int, progress: Progress
+) -> Strings | None:
+    """The distinct dev sentences (words of dev trees, or dev text) with their counts,
+    looked up as ``lpcfg score`` looks them up; those with a word the lexicon cannot score
+    (unseen in training, and no signatures) are left out."""
+    seen = Counter(tuple(s) for s in dev.sentences if s)
+    lexicon = grammar.lexicon
+    usable = [s for s in seen if all(lexicon.lookup_weighted(w, t) for t, w in enumerate(s))]
+    left = sum(seen.values()) - sum(seen[s] for s in usable)
+    if left:
+        progress.report(
+            f"{left} dev sentences have words unseen in training (and no unknown-word "
+            "signature): left out of the dev log-likelihood"
+        )
+    if not usable:
+        return None
+    charts = StringCharts.from_tokens(grammar, usable, coarse)
+    return Strings(grammar, charts, np.array([seen[s] for s in usable], dtype=np.float64), m)
 
 
 def _iteration_line(rec: dict[str, Any]) -> str:

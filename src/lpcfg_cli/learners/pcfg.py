@@ -17,17 +17,25 @@ from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.learners.base import Learner, Progress
 from lpcfg_cli.model import LPCFG, PCFGParams
 from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import TrainingData
+from lpcfg_cli.training import Sentences, TrainingData
 
 
 def rule_counts(
-    grammar: Grammar, bank: CompiledTreebank
+    grammar: Grammar, bank: CompiledTreebank, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts of binary rules, lexical rules and root symbols in the treebank."""
-    binary = np.bincount(bank.rule[bank.rule >= 0], minlength=grammar.n_binary).astype(float)
-    lexical = np.bincount(bank.lex[bank.lex >= 0], minlength=grammar.n_lexical).astype(float)
-    root = np.bincount(bank.symbol[bank.roots], minlength=grammar.n_symbols).astype(float)
-    return binary, lexical, root
+    """Counts of binary rules, lexical rules and root symbols in the treebank, tree ``t``
+    counted ``weights[t]`` times (default once)."""
+    if weights is None:
+        binary = np.bincount(bank.rule[bank.rule >= 0], minlength=grammar.n_binary).astype(float)
+        lexical = np.bincount(bank.lex[bank.lex >= 0], minlength=grammar.n_lexical).astype(float)
+        root = np.bincount(bank.symbol[bank.roots], minlength=grammar.n_symbols).astype(float)
+        return binary, lexical, root
+    w = np.repeat(np.asarray(weights, dtype=np.float64), np.diff(bank.tree_start))
+    b, lx = bank.rule >= 0, bank.lex >= 0
+    binary = np.bincount(bank.rule[b], w[b], minlength=grammar.n_binary)
+    lexical = np.bincount(bank.lex[lx], w[lx], minlength=grammar.n_lexical)
+    root = np.bincount(bank.symbol[bank.roots], weights, minlength=grammar.n_symbols)
+    return binary.astype(float), lexical.astype(float), root.astype(float)
 
 
 def normalise_rules(
@@ -58,16 +66,25 @@ def tied_lexical(grammar: Grammar, lexical: np.ndarray) -> np.ndarray:
     return share * own_total[grammar.lexical[:, 0]]
 
 
-def estimate_pcfg(grammar: Grammar, bank: CompiledTreebank) -> PCFGParams:
-    """Maximum-likelihood PCFG of the treebank, with emissions tied across unary chains."""
-    binary, lexical, root = rule_counts(grammar, bank)
+def estimate_pcfg(
+    grammar: Grammar, bank: CompiledTreebank, weights: np.ndarray | None = None
+) -> PCFGParams:
+    """Maximum-likelihood PCFG of the treebank (tree ``t`` counted ``weights[t]`` times),
+    with emissions tied across unary chains."""
+    binary, lexical, root = rule_counts(grammar, bank, weights)
     pb, pl = normalise_rules(grammar, binary, tied_lexical(grammar, lexical))
     return PCFGParams(pb, pl, root / max(root.sum(), 1.0))
 
 
-def train_pcfg(grammar: Grammar, bank: CompiledTreebank, meta: dict[str, Any]) -> LPCFG:
-    """The PCFG as a model with ``m_a = 1`` (its own coarse grammar)."""
-    params = estimate_pcfg(grammar, bank)
+def train_pcfg(
+    grammar: Grammar,
+    bank: CompiledTreebank,
+    meta: dict[str, Any],
+    weights: np.ndarray | None = None,
+) -> LPCFG:
+    """The PCFG as a model with ``m_a = 1`` (its own coarse grammar); ``weights``: see
+    ``estimate_pcfg``."""
+    params = estimate_pcfg(grammar, bank, weights)
     states = np.ones(grammar.n_symbols, dtype=np.int64)
     return LPCFG(
         grammar,
@@ -78,6 +95,35 @@ def train_pcfg(grammar: Grammar, bank: CompiledTreebank, meta: dict[str, Any]) -
         params,
         "probabilistic",
         {**meta, "method": "pcfg"},
+    )
+
+
+def string_pcfg(grammar: Grammar, text: Sentences) -> LPCFG:
+    """The single-symbol PCFG of sentences without trees (its own coarse grammar).
+
+    Every binary tree over ``n`` words has ``n - 1`` nodes ``X -> X X`` and ``n`` nodes
+    ``X -> w``, so the relative frequencies of a single-symbol treebank are the same for
+    every bracketing: these are they, the start of EM from strings and its coarse grammar.
+    """
+    if grammar.n_symbols != 1 or grammar.n_binary != 1:
+        raise ValueError("string_pcfg needs the single-symbol grammar")
+    lengths = np.array([len(s) for s in text.ids], dtype=np.int64)
+    words = np.concatenate(text.ids) if text.ids else np.zeros(0, np.int64)
+    tokens = np.bincount(words, np.repeat(text.counts, lengths), len(grammar.words))
+    lexical = tokens[grammar.lexical[:, 1]]
+    binary = np.array([float(text.counts @ (lengths - 1))])
+    pb, pl = normalise_rules(grammar, binary, lexical)
+    params = PCFGParams(pb, pl, np.ones(1))
+    states = np.ones(1, dtype=np.int64)
+    return LPCFG(
+        grammar,
+        states,
+        pb.copy(),
+        pl.copy(),
+        np.ones(1),
+        params,
+        "probabilistic",
+        {"method": "pcfg"},
     )
 
 
@@ -92,6 +138,7 @@ class PCFGLearner(Learner):
     method = "pcfg"
     Options = PCFGOptions
     takes_dev = False
+    takes_weights = True
 
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
         return {
@@ -102,4 +149,4 @@ class PCFGLearner(Learner):
     def _fit(
         self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
     ) -> LPCFG:
-        return train_pcfg(data.grammar, data.bank, data.meta())
+        return train_pcfg(data.grammar, data.bank, data.meta(), data.weights)

@@ -1,4 +1,8 @@
-"""Splitting a PCFG's symbols into latent states: where EM starts (Matsuzaki et al. 2005)."""
+"""Splitting a PCFG's symbols into latent states: where EM starts.
+
+``split_model`` (EM on trees, Matsuzaki et al. 2005): the PCFG's rules spread evenly over
+the states and slightly perturbed. ``random_model`` (EM from strings): random parameters.
+"""
 
 from __future__ import annotations
 
@@ -49,3 +53,35 @@ def split_model(pcfg: LPCFG, states: int | np.ndarray, noise: float = 0.01, seed
     )
     model.lexical /= total[np.repeat(g.lexical[:, 0], m[g.lexical[:, 0]]), lex_h]
     return model
+
+
+def random_model(pcfg: LPCFG, states: int, seed: int = 0) -> LPCFG:
+    """Every symbol of a PCFG split into ``states`` latent states with seeded random
+    parameters (where EM from strings starts).
+
+    For each ``(a, h1)``: every binary rule keeps the PCFG's probability, spread over its
+    children's states by uniform random weights; the lexical rules keep their total, shared
+    among the words in proportion to the PCFG's probability times a uniform random weight;
+    the root keeps the PCFG's probability, shared by random weights. Every distribution is
+    normalised, the states differ in every rule, and each node has the PCFG's expected
+    number of children, so the grammar is consistent when the PCFG is (the string PCFG of
+    ``learners.pcfg.string_pcfg`` is: it is the relative frequencies of any bracketing).
+    """
+    rng = np.random.default_rng(seed)
+    g = pcfg.grammar
+    if int(pcfg.states.max()) != 1:
+        raise LpcfgError("random_model needs a PCFG (one state per symbol)")
+    m = int(states)
+    binary = rng.uniform(size=(g.n_binary, m, m * m))
+    binary *= (pcfg.binary[:, None] / binary.sum(axis=2))[:, :, None]
+    lexical = pcfg.lexical[:, None] * rng.uniform(size=(g.n_lexical, m))
+    mass = np.bincount(g.lexical[:, 0], pcfg.lexical, minlength=g.n_symbols)
+    shared = np.zeros((g.n_symbols, m))
+    np.add.at(shared, g.lexical[:, 0], lexical)
+    ratio = np.divide(mass[:, None], shared, out=np.zeros_like(shared), where=shared > 0)
+    lexical *= ratio[g.lexical[:, 0]]
+    root = rng.uniform(size=(g.n_symbols, m))
+    root *= (pcfg.root / root.sum(axis=1))[:, None]
+    return LPCFG.from_padded(
+        g, np.full(g.n_symbols, m), binary, lexical, root, pcfg.coarse, meta={"method": "random"}
+    )
