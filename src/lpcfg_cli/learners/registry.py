@@ -22,6 +22,7 @@ from lpcfg_cli.learners.pcfg import PCFGLearner
 from lpcfg_cli.learners.pivot import PivotLearner
 from lpcfg_cli.learners.spectral import SpectralLearner
 from lpcfg_cli.learners.splitmerge import SplitMergeLearner
+from lpcfg_cli.learners.wcfg import WCFGLearner, WCFGUnsupervisedLearner
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ METHODS: dict[str, Method] = {
         Method("pivot", (PivotLearner,)),
         Method("pivot+em", (PivotLearner, EMLearner), {"dev_f1_every": 1}),
         Method("splitmerge", (SplitMergeLearner,)),
+        Method("wcfg", (WCFGLearner,)),
+        Method("wcfg-unsupervised", (WCFGUnsupervisedLearner,)),
     )
 }
 
