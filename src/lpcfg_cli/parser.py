@@ -26,6 +26,7 @@ from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.engine.strings import token_words
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.model import LPCFG, ragged_ranges
 from lpcfg_cli.tree import Tree
@@ -231,25 +232,12 @@ class Parser:
 
     def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:
         """(span id, lexical rule, weight) triples scoring every word of the batch."""
-        lexicon = self.model.grammar.lexicon
-        spans, ids, weights = [], [], []
-        for s, words in enumerate(sentences):
-            first = int(layout.base[1, s]) if len(words) else 0
-            for t, word in enumerate(words):
-                for w, weight in lexicon.lookup_weighted(word, t):
-                    spans.append(first + t)
-                    ids.append(w)
-                    weights.append(weight)
+        spans, ids, weights = token_words(self.model.grammar, layout, sentences)
         # Each (span, word id) pair stands for all the lexical rules of that vocabulary entry.
-        ids_a = np.asarray(ids, dtype=np.int64)
-        lo, hi = self.lex_word_ptr[ids_a], self.lex_word_ptr[ids_a + 1]
+        lo, hi = self.lex_word_ptr[ids], self.lex_word_ptr[ids + 1]
         counts = hi - lo
         rules = self.lex_by_word[ragged_ranges(lo, counts)]
-        return (
-            np.repeat(np.asarray(spans, dtype=np.int64), counts),
-            rules,
-            np.repeat(np.asarray(weights, dtype=np.float64), counts),
-        )
+        return np.repeat(spans, counts), rules, np.repeat(weights, counts)
 
     def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
         g = self.model.grammar

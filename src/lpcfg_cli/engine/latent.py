@@ -241,3 +241,33 @@ def lexical_items(
     pos = np.minimum(pos, max(len(keys) - 1, 0))
     ok = (len(keys) > 0) & (keys[pos] == want) if len(keys) else np.zeros(len(want), bool)
     return pos[ok], np.asarray(rule)[ok], np.asarray(weight)[ok]
+
+
+class ItemChart:
+    """Chart items fixed once and run many times (observed trees, all trees of sentences):
+    a class with ``layout``, ``keys`` and ``lexical`` (``latent_pass``'s arguments) gets
+    ``run``."""
+
+    layout: SpanLayout
+    keys: np.ndarray
+    lexical: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    def run(
+        self,
+        g: LatentGrammar,
+        *,
+        outside: bool = False,
+        counts: bool = False,
+        weights: np.ndarray | None = None,
+        cache: PlanCache | None = None,
+    ) -> Chart:
+        return latent_pass(
+            g,
+            self.layout,
+            self.keys,
+            self.lexical,
+            outside=outside,
+            counts=counts,
+            weights=weights,
+            cache=cache,
+        )

@@ -29,9 +29,8 @@ import numpy as np
 
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
-from lpcfg_cli.engine.latent import PlanBudget, PlanCache, latent_pass
+from lpcfg_cli.engine.latent import ItemChart, PlanBudget, PlanCache
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.result import Chart
 from lpcfg_cli.engine.trees import ExpectedCounts
 from lpcfg_cli.grammar import Grammar
 from lpcfg_cli.model import LPCFG, PCFGParams, ragged_ranges
@@ -43,7 +42,7 @@ Triples = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass
-class Block:
+class Block(ItemChart):
     """Sentences ``first:first + size`` of a ``StringCharts``, as the items of one chart."""
 
     first: int
@@ -54,26 +53,6 @@ class Block:
     @property
     def size(self) -> int:
         return len(self.layout.lengths)
-
-    def run(
-        self,
-        g: LatentGrammar,
-        *,
-        outside: bool = False,
-        counts: bool = False,
-        weights: np.ndarray | None = None,
-        cache: PlanCache | None = None,
-    ) -> Chart:
-        return latent_pass(
-            g,
-            self.layout,
-            self.keys,
-            self.lexical,
-            outside=outside,
-            counts=counts,
-            weights=weights,
-            cache=cache,
-        )
 
     def root_items(self, n_symbols: int) -> tuple[np.ndarray, np.ndarray]:
         """(items of the whole-sentence spans, the sentence of each, within the block)."""

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from lpcfg_cli.engine.grammars import LatentGrammar
-from lpcfg_cli.engine.latent import PlanCache, latent_pass
+from lpcfg_cli.engine.latent import ItemChart, PlanCache
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.result import Chart
 
 
 @dataclass
-class TreeCharts:
+class TreeCharts(ItemChart):
     """The nodes of a compiled treebank as chart items (computed once per treebank)."""
 
     layout: SpanLayout
@@ -45,26 +44,6 @@ class TreeCharts:
         pre = np.flatnonzero(bank.lex >= 0)
         lexical = (node_item[pre], bank.lex[pre], np.ones(len(pre)))
         return cls(layout, keys[order], lexical, node_item[roots], bank.symbol[roots])
-
-    def run(
-        self,
-        g: LatentGrammar,
-        *,
-        outside: bool = False,
-        counts: bool = False,
-        weights: np.ndarray | None = None,
-        cache: PlanCache | None = None,
-    ) -> Chart:
-        return latent_pass(
-            g,
-            self.layout,
-            self.keys,
-            self.lexical,
-            outside=outside,
-            counts=counts,
-            weights=weights,
-            cache=cache,
-        )
 
 
 @dataclass
