@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""The unsupervised spectral WCFG on WSJ10 (Bailly et al. 2013, section 5.3, Tables 1-2).
+
+WSJ10 from the project's Penn Treebank sample (all 3,914 trees of wsj_0001-0199; the paper
+uses the whole WSJ, ten times more): the part-of-speech tags of each sentence with
+traces (-NONE-), punctuation and currency removed, mapped to the universal tagset
+(Petrov, Das & McDonald 2012; ``nltk.tag.mapping``, the map is in
+``$NLTK_DATA/taggers/universal_tagset``), keeping the sentences of 1 to 10 tags. The
+alphabet has 11 symbols, as in the paper.
+
+- Table 1: for each basis (``--table1``, outside contexts x inside strings, the paper's
+  sizes), the size of the closed Hankel matrix H, the number of observation constraints
+  and the number of inside-outside constraints (``wcfg.completion.closed_sizes``).
+- Table 2: for each basis of ``--table2`` and each number of states of ``--states`` (those
+  at most the rank the basis allows), the expected L1 on the training set,
+  ``sum_x p_S(x) |g(x) - p_S(x)|`` over the distinct training sentences (our reading of the
+  paper's measure, ``wcfg.distances.expected_l1``), with run times.
+
+Writes ``wcfg_wsj10.md`` and ``wcfg_wsj10.json`` to ``--out``.
+
+    python scripts/wcfg_wsj10.py --out results/wcfg
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from nltk.tag.mapping import map_tag
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.tree import Tree
+from lpcfg_cli.trees import standard_split
+from lpcfg_cli.wcfg.completion import closed_sizes, learn_unsupervised, string_probabilities
+from lpcfg_cli.wcfg.distances import expected_l1
+
+PAPER_TABLE1 = "1x11,6x14,12x18,18x22,24x26,30x29,36x34,42x37,48x41,54x45,60x48"
+PAPER_TABLE2 = "1x11,6x14,12x18,18x22,24x26"
+
+
+def tags(tree: Tree) -> list[str]:
+    """The pre-terminal labels of ``tree``, left to right (iterative)."""
+    out: list[str] = []
+    stack: list = [tree]
+    while stack:
+        node = stack.pop()
+        if len(node) == 1 and not isinstance(node[0], Tree):
+            out.append(node.label())
+            continue
+        stack.extend(child for child in reversed(node) if isinstance(child, Tree))
+    return out
+
+
+def wsj10() -> tuple[list[tuple[int, ...]], list[str]]:
+    """WSJ10 tag sequences of the sample as symbol ids, and the alphabet."""
+    trees = [t for part in standard_split().values() for t in part]
+    sentences = []
+    for tree in trees:
+        universal = [map_tag("en-ptb", "universal", t) for t in tags(tree) if t != "-NONE-"]
+        kept = [t for t in universal if t != "."]  # punctuation and currency ($, #)
+        if 1 <= len(kept) <= 10:
+            sentences.append(kept)
+    alphabet = sorted({t for s in sentences for t in s})
+    index = {t: i for i, t in enumerate(alphabet)}
+    return [tuple(index[t] for t in s) for s in sentences], alphabet
+
+
+def _bases(text: str) -> list[tuple[int, int]]:
+    return [(int(a), int(b)) for a, b in (item.split("x") for item in text.split(","))]
+
+
+def run(args: argparse.Namespace) -> dict:
+    sentences, alphabet = wsj10()
+    seen = Counter(sentences)
+    strings, counts = list(seen), list(seen.values())
+    probs = string_probabilities(strings, counts)
+    d = len(alphabet)
+    print(f"WSJ10: {len(sentences)} sentences, {len(seen)} distinct, {d} tags", file=sys.stderr)
+    table1 = []
+    for outs, ins in _bases(args.table1):
+        t0 = time.perf_counter()
+        s = closed_sizes(probs, outs, ins, d=d)
+        table1.append(
+            {
+                "basis": f"{outs}x{ins}",
+                "rows": s.rows,
+                "cols": s.cols,
+                "observed": s.observations - s.zero_observations,
+                "zero_observations": s.zero_observations,
+                "io_constraints": s.io_constraints,
+                "seconds": round(time.perf_counter() - t0, 2),
+            }
+        )
+        print(f"table 1 {outs}x{ins}: {table1[-1]}", file=sys.stderr)
+    table2 = []
+    for outs, ins in _bases(args.table2):
+        for n in args.states:
+            t0 = time.perf_counter()
+            try:
+                model = learn_unsupervised(
+                    strings,
+                    counts,
+                    n,
+                    basis="closed",
+                    n_outsides=outs,
+                    n_insides=ins,
+                    d=d,
+                    steps=args.steps,
+                    seed=args.seed,
+                )
+            except ValueError as exc:  # more states than the basis allows
+                table2.append({"basis": f"{outs}x{ins}", "states": n, "skipped": str(exc)})
+                continue
+            seconds = time.perf_counter() - t0
+            err = expected_l1(model, strings, counts)
+            table2.append(
+                {"basis": f"{outs}x{ins}", "states": n, "expected_l1": err, "seconds": seconds}
+            )
+            print(f"table 2 {outs}x{ins} n={n}: {err:.3e} in {seconds:.1f} s", file=sys.stderr)
+    p = [c / sum(counts) for c in counts]
+    return {
+        "zero_function_l1": float(sum(q * q for q in p)),
+        "sentences": len(sentences),
+        "distinct": len(seen),
+        "alphabet": alphabet,
+        "steps": args.steps,
+        "table1": table1,
+        "table2": table2,
+    }
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        f"WSJ10 of the Penn Treebank sample: {result['sentences']} sentences "
+        f"({result['distinct']} distinct) over {len(result['alphabet'])} universal tags.",
+        "",
+        "Table 1 (problem sizes):",
+        "",
+        "| basis | size of H | obs. (observed strings; + unseen set to 0) | i/o constraints |",
+        "|---|---|---|---|",
+    ]
+    for r in result["table1"]:
+        lines.append(
+            f"| {r['basis']} | {r['rows']:,} x {r['cols']:,} | {r['observed']:,} "
+            f"(+ {r['zero_observations']:,}) | "
+            f"{r['io_constraints']:,} |"
+        )
+    states = sorted({r["states"] for r in result["table2"]})
+    bases = list(dict.fromkeys(r["basis"] for r in result["table2"]))
+    cell = {(r["basis"], r["states"]): r for r in result["table2"]}
+    lines += [
+        "",
+        f"Table 2 (expected L1 on the training set, {result['steps']} optimisation steps; "
+        "seconds in brackets; blank: more states than the basis allows):",
+        "",
+        f"(The function that is 0 everywhere scores {result['zero_function_l1']:.3e}.)",
+        "",
+        "| basis / n | " + " | ".join(map(str, states)) + " |",
+        "|---|" + "---|" * len(states),
+    ]
+    for b in bases:
+        row = []
+        for n in states:
+            r = cell.get((b, n))
+            row.append(
+                ""
+                if r is None or "skipped" in r
+                else f"{r['expected_l1']:.3e} ({r['seconds']:.0f} s)"
+            )
+        lines.append(f"| {b} | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("results/wcfg"))
+    ap.add_argument("--table1", default=PAPER_TABLE1, help="bases OUTSxINS, comma-separated")
+    ap.add_argument("--table2", default=PAPER_TABLE2, help="bases OUTSxINS, comma-separated")
+    ap.add_argument(
+        "--states", type=lambda s: [int(v) for v in s.split(",")], default=[5, 10, 15, 20]
+    )
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    try:
+        result = run(args)
+    except LpcfgError as err:
+        print(f"wcfg_wsj10: error: {err}", file=sys.stderr)
+        return 2
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "wcfg_wsj10.json").write_text(json.dumps(result, indent=1) + "\n")
+    (args.out / "wcfg_wsj10.md").write_text(markdown(result))
+    print(markdown(result))
+    print(f"{result['seconds']} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

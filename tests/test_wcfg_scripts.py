@@ -1,0 +1,57 @@
+"""The issue-17 reproduction scripts run end to end on tiny settings and write their tables
+(the full runs are in the README; these keep the commands from rotting)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def _run(script: str, out: Path, *args: str) -> dict:
+    res = subprocess.run(
+        [sys.executable, str(SCRIPTS / script), "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    name = script.removesuffix(".py")
+    assert (out / f"{name}.md").read_text().startswith(res.stdout.splitlines()[0])
+    return json.loads((out / f"{name}.json").read_text())
+
+
+def test_random_targets(tmp_path: Path) -> None:
+    got = _run(
+        "wcfg_random.py", tmp_path, "--targets", "2", "--sizes", "200,2000",
+        "--em-iterations", "5", "--em-max-size", "200",
+    )  # fmt: skip
+    kl = got["kl_geometric_mean"]
+    assert set(kl) == {
+        "unsupervised spectral", "supervised spectral", "unsupervised EM", "supervised EM"
+    }  # fmt: skip
+    assert set(kl["unsupervised EM"]) == {"200"}  # EM stops at --em-max-size
+    assert all(v >= 0 for by in kl.values() for v in by.values())
+
+
+def test_dyck(tmp_path: Path) -> None:
+    got = _run(
+        "wcfg_dyck.py", tmp_path, "--sample", "300", "--seeds", "1", "--factors", "0.05",
+        "--bases", "2x4", "--states", "2,3,4",
+    )  # fmt: skip
+    assert set(got["l1_mean"]) == {"spectral WFA", "supervised spectral", "unsupervised spectral"}
+    assert 0 < got["l1_mean"]["supervised spectral"]["0.05"] < 2
+
+
+def test_wsj10(tmp_path: Path, ptb_split) -> None:
+    got = _run(
+        "wcfg_wsj10.py", tmp_path, "--table1", "1x11,6x14", "--table2", "1x11",
+        "--states", "5", "--steps", "5",
+    )  # fmt: skip
+    assert len(got["alphabet"]) == 11  # the universal tags but punctuation
+    assert got["table1"][0]["basis"] == "1x11"
+    assert got["sentences"] == 555  # WSJ10 of the 3,914-tree sample
+    assert 0 < got["table2"][0]["expected_l1"] < 1
