@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.binarize import binarize
+from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.learners.wcfg import tree_samples
 from lpcfg_cli.trees import normalize, parse_tree
 from lpcfg_cli.wcfg.grammar import WCFG
 from lpcfg_cli.wcfg.hankel import (
@@ -21,7 +23,6 @@ from lpcfg_cli.wcfg.hankel import (
     exact_blocks,
     select_basis,
     top_basis,
-    treebank_samples,
 )
 from lpcfg_cli.wcfg.sampling import check_probabilistic, sample_bracketed
 from lpcfg_cli.wcfg.spectral import from_hankel, learn_supervised, numerical_rank
@@ -215,23 +216,22 @@ def test_bracketing_of_nested_tuples_and_checks():
         bracketing_of((0, 1, 1))
 
 
-def test_treebank_samples_from_binarized_trees():
+def test_tree_samples_from_a_compiled_treebank():
+    """The learner's brackets of binarized trees (``learners.wcfg.tree_samples``)."""
     raw = [
         "(S (NP (DT the) (NN dog)) (VP (VBZ barks)))",
         "(S (NP (NN dog)) (VP (VBZ sees) (NP (DT the) (NN cat))) (. .))",
     ]
     trees = [binarize(normalize(parse_tree(t))) for t in raw]
-    samples, words = treebank_samples(trees)
+    grammar, bank = build_grammar(trees, rare=0)
+    samples, words = tree_samples(grammar, bank, "words")
     assert words == [".", "barks", "cat", "dog", "sees", "the"]
     assert samples[0] == Bracketed((5, 3, 1), ((0, 2, 3), (0, 1, 2)))
     # Right factoring of S -> NP VP . : (NP (@S VP .)), VP over "sees the cat".
     assert samples[1] == Bracketed((3, 4, 5, 2, 0), ((0, 1, 5), (1, 4, 5), (1, 2, 4), (2, 3, 4)))
-    again, _ = treebank_samples(trees, vocabulary=words + ["unused"])
-    assert again == samples
-    with pytest.raises(ValueError, match="not in the vocabulary"):
-        treebank_samples(trees, vocabulary=["the"])
-    with pytest.raises(ValueError, match="not a binarized tree"):
-        treebank_samples([normalize(parse_tree(raw[1]))])
+    tagged, tags = tree_samples(grammar, bank, "tags")
+    assert tags == [".", "DT", "NN", "VBZ"]
+    assert [s.nodes for s in tagged] == [s.nodes for s in samples]
 
 
 # --- bases ----------------------------------------------------------------------------------

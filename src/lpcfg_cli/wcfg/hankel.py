@@ -24,7 +24,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lpcfg_cli.tree import Tree
 from lpcfg_cli.wcfg.grammar import WCFG, all_strings, string_code
 
 String = tuple[int, ...]
@@ -159,58 +158,6 @@ def bracketing_of(tree: object) -> Bracketed:
             nodes.append((start, frame[2], end))
             stack.pop()
     return bracketed(words, nodes)
-
-
-def treebank_samples(
-    trees: Iterable[Tree], vocabulary: Sequence[str] | None = None
-) -> tuple[list[Bracketed], list[str]]:
-    """Bracketed samples over the words of binarized treebank trees (``lpcfg_cli.binarize``:
-    every node is a pre-terminal over one word or has two phrasal children) and the word
-    list (symbol ``sigma`` spells ``words[sigma]``): ``vocabulary`` when given (every word
-    must be in it), else every word seen, sorted. Labels are dropped: the supervised
-    spectral WCFG (section 3.2) sees only the brackets."""
-    raw: list[tuple[list[str], list[Node]]] = []
-    seen: set[str] = set()
-    for tree in trees:
-        sent: list[str] = []
-        nodes: list[Node] = []
-        # Post-order walk: a frame is [node, start, split, children done].
-        stack: list[list] = [[tree, 0, 0, 0]]
-        while stack:
-            frame = stack[-1]
-            node, start, _, done = frame
-            if len(node) == 1 and isinstance(node[0], str):
-                sent.append(node[0])
-                stack.pop()
-                continue
-            if len(node) != 2 or not all(isinstance(kid, Tree) for kid in node):
-                raise ValueError(
-                    f"not a binarized tree: node {node.label()!r} has {len(node)} children "
-                    "(binarize it with lpcfg_cli.binarize first)"
-                )
-            if done == 0:
-                frame[3] = 1
-                stack.append([node[0], start, 0, 0])
-            elif done == 1:
-                frame[2], frame[3] = len(sent), 2
-                stack.append([node[1], len(sent), 0, 0])
-            else:
-                nodes.append((start, frame[2], len(sent)))
-                stack.pop()
-        seen.update(sent)
-        raw.append((sent, nodes))
-    if vocabulary is None:
-        words = sorted(seen)
-    else:
-        words = list(vocabulary)
-        unknown = seen.difference(words)
-        if unknown:
-            raise ValueError(
-                f"{len(unknown)} words are not in the vocabulary: {sorted(unknown)[:5]}"
-            )
-    index = {w: i for i, w in enumerate(words)}
-    samples = [bracketed([index[w] for w in sent], nodes) for sent, nodes in raw]
-    return samples, words
 
 
 def _collapse(
