@@ -96,13 +96,14 @@ def test_shipped_configs_name_only_real_options(name):
     path = Path(__file__).parent.parent / "configs" / f"{name}.toml"
     tables = tomllib.loads(path.read_text(encoding="utf-8"))
     assert tables and all(isinstance(t, dict) for t in tables.values())  # [command] tables
+    commands = main.all_commands()
     for command, keys in tables.items():
         options = {
             opt[2:]: param.name
-            for param in main.commands[command].params
+            for param in commands[command].params
             for opt in param.opts
             if opt.startswith("--")
         }
         assert set(keys) <= set(options), set(keys) - set(options)
-        loaded = load_config(str(path), main.commands[command], main.commands.values())
+        loaded = load_config(str(path), commands[command], list(commands.values()))
         assert loaded.keys() == {options[key] for key in keys}

@@ -19,20 +19,10 @@ from typing import Any
 
 import click
 
+from lpcfg_cli.commands import SUBCOMMANDS
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import read_text
 
-SUBCOMMANDS = (
-    "binarize",
-    "train",
-    "bundle",
-    "parse",
-    "evaluate",
-    "sample",
-    "lm",
-    "identifiability",
-    "unmix",
-)
 GROUPS = {"lm": ("train", "perplexity")}  # tables of a group's subcommands: [lm.train]
 
 
@@ -115,10 +105,14 @@ def _suggest(name: str, keys: Any) -> str:
 
 
 def _leaves(group: click.Group) -> list[click.Command]:
-    """Every command under ``group``, those of nested groups included."""
+    """Every command under ``group``, those of nested groups included (a lazily loading
+    group loads them all: an option of the file may belong to any of them)."""
+    ctx = click.Context(group)
     out: list[click.Command] = []
-    for command in group.commands.values():
-        out += _leaves(command) if isinstance(command, click.Group) else [command]
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is not None:
+            out += _leaves(command) if isinstance(command, click.Group) else [command]
     return out
 
 
