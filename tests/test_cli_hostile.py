@@ -306,8 +306,29 @@ def test_closed_pipe_ends_quietly(d, tmp_path, jobs):
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.readline().startswith(b"(TOP ")
     proc.stdout.close()
-    err = proc.stderr.read().decode()
-    assert (proc.wait(timeout=120), err) == (-signal.SIGPIPE, "")
+    # communicate returns once every holder of stderr (the workers too) has ended
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err.decode()) == (-signal.SIGPIPE, "")
+
+
+def test_workers_end_with_their_parent(d, tmp_path):
+    """`kill -9` of a `parse --jobs 2` leaves no worker behind: they die with their parent
+    (a worker outliving it would hold stdout and stderr open and hang the pipeline)."""
+    big = tmp_path / "big.txt"
+    big.write_text("the cat sat\n" * 20000)
+    proc = subprocess.Popen(
+        lpcfg("parse", str(d / "pcfg.npz"), str(big), "--jobs", "2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith(b"(TOP ")  # the workers are running
+    proc.kill()
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a worker outlived its killed parent and kept its output open")
+    assert (proc.returncode, err.decode()) == (-signal.SIGKILL, "")  # no worker traceback
 
 
 def test_model_from_stdin(d):

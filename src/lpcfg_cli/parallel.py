@@ -8,15 +8,28 @@ each loading it. Every process does its matrix products on one BLAS thread
 (``threadpoolctl``): the parallelism is the processes, and two BLAS pools per core would
 oversubscribe the machine (measured: a 2-thread BLAS beside another busy process made the
 latent pass 12x slower).
+
+The workers are a small pool of our own (``Workers``) rather than ``multiprocessing.Pool``:
+one pipe per worker and one block in flight per worker, so no lock is shared between
+processes and ending the pool early (``lpcfg parse ... | head -1``, Ctrl-C, an error) is a
+SIGKILL that cannot wait on anything. A CI run of the suite once hung on
+``test_closed_pipe_ends_quietly[2]`` (Pool's shutdown, or its workers outliving their parent
+while holding stderr open); here workers also die with their parent (Linux's
+``PR_SET_PDEATHSIG``) and ignore Ctrl-C, which their parent handles.
 """
 
 from __future__ import annotations
 
-import collections
+import ctypes
 import itertools
 import multiprocessing
+import os
+import signal
+import sys
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from multiprocessing.connection import Connection, wait
 
 from threadpoolctl import threadpool_limits
 
@@ -30,18 +43,116 @@ from lpcfg_cli.parser import Parser, ParseResult, ParserOptions, ParseStats
 # other 2.3) and in 3.8 s with blocks of 24.
 BLOCK = 24
 
-_WORKER: Parser | None = None
+# Blocks read ahead of the oldest one not yet returned, per worker: bounds memory (results
+# of later blocks wait for a slow earlier one) while keeping every worker busy.
+LOOKAHEAD = 2
 
 
-def _init_worker() -> None:
-    threadpool_limits(1)
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent ends (a no-op elsewhere), and end
+    now if the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(0)
 
 
-def _work(sentences: list[list[str]]) -> tuple[list[ParseResult], ParseStats]:
-    assert _WORKER is not None
-    _WORKER.stats = ParseStats()
-    results = _WORKER.parse(sentences)
-    return results, _WORKER.stats
+def _serve(parser: Parser, conn: Connection, others: list[Connection], parent: int) -> None:
+    """A worker's loop: blocks in, (results, stats) or an error out, until None or EOF."""
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    for other in others:  # the parent's ends of other workers' pipes: EOF must mean EOF
+        other.close()
+    with threadpool_limits(1):
+        while True:
+            try:
+                block = conn.recv()
+            except (EOFError, OSError):
+                return
+            if block is None:
+                return
+            try:
+                parser.stats = ParseStats()
+                message = ("ok", parser.parse(block), parser.stats)
+            except Exception as exc:  # reported by the parent as its own error
+                message = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            try:
+                conn.send(message)
+            except OSError:  # the parent is gone (where no death signal ended us first)
+                return
+
+
+class Workers:
+    """``jobs`` forked processes that parse blocks with ``parser``, one block at a time each.
+
+    ``submit`` gives an idle worker a block; ``collect`` waits for any busy worker's result.
+    ``close`` ends them: politely after a complete run, by SIGKILL otherwise.
+    """
+
+    def __init__(self, parser: Parser, jobs: int):
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self.conns: list[Connection] = []
+        self.procs: list = []
+        self.busy: dict[int, int] = {}  # worker -> block number it holds
+        try:
+            for _ in range(jobs):
+                mine, theirs = ctx.Pipe()
+                proc = ctx.Process(
+                    target=_serve,
+                    args=(parser, theirs, list(self.conns), os.getpid()),
+                    daemon=True,
+                )
+                proc.start()
+                theirs.close()
+                self.conns.append(mine)
+                self.procs.append(proc)
+        except BaseException:
+            self.close(kill=True)
+            raise
+
+    def idle(self) -> list[int]:
+        return [w for w in range(len(self.conns)) if w not in self.busy]
+
+    def submit(self, worker: int, number: int, block: list[list[str]]) -> None:
+        self.conns[worker].send(block)
+        self.busy[worker] = number
+
+    def collect(self) -> list[tuple[int, list[ParseResult], ParseStats]]:
+        """Results of the busy workers that are done (waits for at least one)."""
+        by_conn = {id(self.conns[w]): w for w in self.busy}
+        out = []
+        for conn in wait([self.conns[w] for w in self.busy]):
+            worker = by_conn[id(conn)]
+            try:
+                status, *payload = conn.recv()
+            except (EOFError, OSError):
+                code = self.procs[worker].exitcode
+                raise RuntimeError(f"a parsing worker ended unexpectedly (status {code})") from None
+            if status == "error":
+                raise RuntimeError(f"in a parsing worker: {payload[0]}\n{payload[1]}")
+            out.append((self.busy.pop(worker), payload[0], payload[1]))
+        return out
+
+    def close(self, kill: bool) -> None:
+        for conn in self.conns:
+            if not kill:
+                try:
+                    conn.send(None)
+                except OSError:
+                    pass
+            conn.close()
+        for proc in self.procs:
+            if kill:
+                proc.kill()
+            proc.join(timeout=None if kill else 10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
 
 
 def _add(total: ParseStats, stats: ParseStats) -> None:
@@ -100,29 +211,37 @@ class StreamParser:
             yield from results
 
     def _parallel(self, sentences, progress):
-        global _WORKER
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
         self.parser.warm_up()  # the workers inherit the loaded kernels
-        _WORKER = self.parser  # inherited by the forked workers
+        workers = Workers(self.parser, self.jobs)
+        blocks = enumerate(_blocks(sentences, self.block))
+        held: dict[int, list[list[str]]] = {}  # blocks handed out, by number
+        done: dict[int, tuple[list[ParseResult], ParseStats]] = {}
+        oldest = 0  # the next block to return
+        limit = LOOKAHEAD * self.jobs
+        complete = False
         try:
-            with ctx.Pool(self.jobs, initializer=_init_worker) as pool:
-                pending: collections.deque = collections.deque()
-                for block in _blocks(sentences, self.block):
-                    pending.append((block, pool.apply_async(_work, (block,))))
-                    # Bounded look-ahead: memory stays flat however long the input is.
-                    while len(pending) > 2 * self.jobs:
-                        yield from self._collect(pending.popleft(), progress)
-                while pending:
-                    yield from self._collect(pending.popleft(), progress)
+            while True:
+                # Busy workers first: new blocks go out before results are handed on, so
+                # the workers parse while the caller writes.
+                for worker in workers.idle():
+                    item = next(blocks, None) if len(held) < limit else None
+                    if item is None:
+                        break
+                    held[item[0]] = item[1]
+                    workers.submit(worker, *item)
+                if oldest in done:
+                    results, stats = done.pop(oldest)
+                    self._count(held.pop(oldest), stats, progress)
+                    oldest += 1
+                    yield from results
+                    continue
+                if not workers.busy:  # nothing held: the input is exhausted
+                    break
+                for number, results, stats in workers.collect():
+                    done[number] = (results, stats)
+            complete = True
         finally:
-            _WORKER = None
-
-    def _collect(self, item, progress):
-        block, future = item
-        results, stats = future.get()
-        self._count(block, stats, progress)
-        yield from results
+            workers.close(kill=not complete)
 
     def _count(self, block, stats: ParseStats, progress) -> None:
         _add(self.stats, stats)
