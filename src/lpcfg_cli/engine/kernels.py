@@ -12,22 +12,27 @@ read once per chunk for every span of the chunk:
   ``beta_c += W^T alpha_b``;
 - expected rule counts (EM): ``C_q += beta_a (x) z``, times the tensors at the end.
 
-``T_q`` is rule ``q``'s ``(M, M * M)`` block of the stacked rule tensors. The rule products are
-compiled loops, applied only to the rows that have the rule's parent item, not BLAS calls:
-the chunks are sparse (on the test split with the EM m = 16 model a pair has 5 rows per
-length on average and a rule 4), and small matrix products through numba's ``np.dot`` paid
-for the call, for packing the tensor block and for rows without a parent item. Measured on
-the test split, one process, alternating with the BLAS version in the same run: the latent
-pass replayed alone on the parser's charts took 2.54 s against 3.09 (2.73 against 3.87 while
-other jobs loaded the machine), but inside the parser (``bench_parse.py --efficiency-only``,
-the coarse pass evicting the caches between batches) 2.47 against 2.52, within noise. It is
-bound by memory: every (pair, length) streams its rules' 16 KB tensors (7 GB per pass over
-the test split), and these loops reach 33 GFLOP/s on tensors in cache but 10-20 streaming
-them. Most tensor entries are zero: 86 % for the EM m = 16 model (values flushed below
-``FLUSH``: EM makes the tensors sparse; every symbol has 16 states) and 99 % for a
-split-merge model (padding as well). Looping over each rule's real states only (split-merge)
-cut the counted work from 28.4 to 22.7 GFLOP but made the pass 5x slower (loop bounds known
-only at run time defeat vectorisation); sparse tensors are the open opportunity.
+Every array indexed by children states is kept on the group's live states only
+(``grammars.LatentGrammar``): ``z`` and ``W`` have ``K_g`` = (live left states) x (live
+right states) entries, ``T_q`` is rule ``q``'s packed ``(A_q, K_g)`` block, and the parent
+item's vector is read and written at the rule's live parent states. On the EM m = 16 model
+that is 22 % of the full tensors' entries (the rest are exact zeros); replayed on the test
+split's charts, one process, the latent pass went from 3.6-4.0 s to 2.5-2.9 s (28.2 -> 16.7
+GFLOP counted) and EM (m = 16, 3 iterations, whole command) from 24.1 to 16.6 s, with the
+same parses and EM parameters equal to 1e-14. An earlier attempt to loop over each rule's
+real states inside full-size tensors made the pass 5x slower: loop bounds known only at run
+time defeated vectorisation, which contiguous packed blocks do not.
+
+The rule products are compiled loops, applied only to the rows that have the rule's parent
+item, not BLAS calls: the chunks are sparse (on the test split with the EM m = 16 model a
+pair has 5 rows per length on average and a rule 4), and small matrix products through
+numba's ``np.dot`` paid for the call, for packing the tensor block and for rows without a
+parent item (measured against a BLAS version: within noise in the parser). The inside
+product takes four rows and two tensor rows at a time, the outside product four tensor rows
+at a time, so that each value loaded serves several multiply-adds. What remains is bound by
+memory: streaming the packed tensors of every (pair, length), and the split entries, which
+read (and in the outside pass write) the vectors of two items at unrelated places of the
+chart (about 0.3 s each way on the test split).
 """
 
 from __future__ import annotations
@@ -281,9 +286,10 @@ def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y,
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)
-def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush):
-    """``z[slot - lo] += w alpha_x (x) alpha_y`` for entries ``e0:e1`` (arrays' precision)."""
-    m = alpha.shape[1]
+def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf):
+    """``z[slot - lo] += w alpha_x[bi] (x) alpha_y[ci]`` for entries ``e0:e1`` (the group's
+    live states; arrays' precision)."""
+    nb_, nc = len(bi), len(ci)
     wbuf = np.empty(1, dtype=alpha.dtype)
     for e in range(e0, e1):
         w = weight[e]
@@ -294,17 +300,22 @@ def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush):
         zr = z[e_slot[e] - lo]
         ax = alpha[e_x[e]]
         ay = alpha[e_y[e]]
-        for h2 in range(m):
-            v = wv * ax[h2]
-            off = h2 * m
-            for h3 in range(m):
-                zr[off + h3] += v * ay[h3]
+        for j in range(nc):
+            ybuf[j] = ay[ci[j]]
+        for i in range(nb_):
+            v = wv * ax[bi[i]]
+            if v == 0.0:
+                continue
+            off = i * nc
+            for j in range(nc):
+                zr[off + j] += v * ybuf[j]
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)
-def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight):
-    """``beta_x += w W alpha_y`` and ``beta_y += w W^T alpha_x``, ``W = wmat[slot - lo]``."""
-    m = alpha.shape[1]
+def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight, bi, ci, xbuf, ybuf):
+    """``beta_x[bi] += w W alpha_y[ci]`` and ``beta_y[ci] += w W^T alpha_x[bi]``, ``W =
+    wmat[slot - lo]`` (``(bi, ci)`` blocks)."""
+    nb_, nc = len(bi), len(ci)
     wbuf = np.empty(1, dtype=alpha.dtype)
     for e in range(e0, e1):
         w = weight[e]
@@ -315,17 +326,25 @@ def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight):
         wm = wmat[e_slot[e] - lo]
         x, y = e_x[e], e_y[e]
         ax, ay, bx, by = alpha[x], alpha[y], beta[x], beta[y]
-        for h2 in range(m):
-            off = h2 * m
+        for j in range(nc):
+            ybuf[j] = ay[ci[j]]
+        for i in range(nb_):
+            xbuf[i] = ax[bi[i]]
+        for i in range(nb_):
+            off = i * nc
             acc = wv - wv
-            for h3 in range(m):
-                acc += wm[off + h3] * ay[h3]
-            bx[h2] += wv * acc
-        for h2 in range(m):
-            v = wv * ax[h2]
-            off = h2 * m
-            for h3 in range(m):
-                by[h3] += v * wm[off + h3]
+            for j in range(nc):
+                acc += wm[off + j] * ybuf[j]
+            bx[bi[i]] += wv * acc
+        for j in range(nc):
+            ybuf[j] = 0.0
+        for i in range(nb_):
+            v = wv * xbuf[i]
+            off = i * nc
+            for j in range(nc):
+                ybuf[j] += v * wm[off + j]
+        for j in range(nc):
+            by[ci[j]] += ybuf[j]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -338,13 +357,15 @@ def _weights(e_slot, e_pair, slot_p, ref, offset):
 
 
 @nb.njit(cache=True, nogil=True)
-def _largest_group(gstart, group_ptr):
-    rows, rules = 0, 0
+def _largest_group(gstart, group_ptr, b_ptr, c_ptr):
+    """Most rows, rules and live split-sum entries of a group with rows in the chunk."""
+    rows, rules, width = 0, 0, 0
     for g in range(len(gstart) - 1):
         if gstart[g + 1] > gstart[g]:
             rows = max(rows, gstart[g + 1] - gstart[g])
             rules = max(rules, group_ptr[g + 1] - group_ptr[g])
-    return rows, rules
+            width = max(width, (b_ptr[g + 1] - b_ptr[g]) * (c_ptr[g + 1] - c_ptr[g]))
+    return rows, rules, width
 
 
 @nb.njit(cache=True, nogil=True)
@@ -358,30 +379,82 @@ def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)
-def _rule_inside(alpha, z, items, t):
-    """``alpha[items[r]] += t z_r`` for the rows whose parent item exists; returns how many."""
-    m, mm = t.shape
-    done = 0
+def _rule_inside(alpha, z, items, t, ai, rows):
+    """``alpha[items[r], ai] += t z_r`` for the rows whose parent item exists (``t``: the
+    rule's ``(A, K)`` block); returns how many rows.
+
+    Four rows and two tensor rows at a time (eight running dot products): each value of
+    ``z`` and ``t`` loaded serves two or four multiply-adds instead of one.
+    """
+    na, kk = t.shape
+    n = 0
     for r in range(len(items)):
-        it = items[r]
-        if it < 0:
-            continue
-        done += 1
-        zr = z[r]
-        for h in range(m):
+        if items[r] >= 0:
+            rows[n] = r
+            n += 1
+    i = 0
+    while i + 4 <= n:
+        z0, z1, z2, z3 = z[rows[i]], z[rows[i + 1]], z[rows[i + 2]], z[rows[i + 3]]
+        i0, i1 = items[rows[i]], items[rows[i + 1]]
+        i2, i3 = items[rows[i + 2]], items[rows[i + 3]]
+        h = 0
+        while h + 2 <= na:
+            ta, tb = t[h], t[h + 1]
+            a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = z0[0] - z0[0]
+            for u in range(kk):
+                x, y = ta[u], tb[u]
+                a0 += z0[u] * x
+                a1 += z1[u] * x
+                a2 += z2[u] * x
+                a3 += z3[u] * x
+                b0 += z0[u] * y
+                b1 += z1[u] * y
+                b2 += z2[u] * y
+                b3 += z3[u] * y
+            ha, hb = ai[h], ai[h + 1]
+            alpha[i0, ha] += a0
+            alpha[i1, ha] += a1
+            alpha[i2, ha] += a2
+            alpha[i3, ha] += a3
+            alpha[i0, hb] += b0
+            alpha[i1, hb] += b1
+            alpha[i2, hb] += b2
+            alpha[i3, hb] += b3
+            h += 2
+        if h < na:
+            ta = t[h]
+            a0 = a1 = a2 = a3 = z0[0] - z0[0]
+            for u in range(kk):
+                x = ta[u]
+                a0 += z0[u] * x
+                a1 += z1[u] * x
+                a2 += z2[u] * x
+                a3 += z3[u] * x
+            ha = ai[h]
+            alpha[i0, ha] += a0
+            alpha[i1, ha] += a1
+            alpha[i2, ha] += a2
+            alpha[i3, ha] += a3
+        i += 4
+    while i < n:
+        zr = z[rows[i]]
+        it = items[rows[i]]
+        for h in range(na):
             th = t[h]
-            acc = zr[0] * th[0]
-            for u in range(1, mm):
+            acc = zr[0] - zr[0]
+            for u in range(kk):
                 acc += zr[u] * th[u]
-            alpha[it, h] += acc
-    return done
+            alpha[it, ai[h]] += acc
+        i += 1
+    return n
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)
-def _rule_outside(wmat, beta, z, counts, want_counts, items, t):
-    """``W_r += beta[items[r]] t`` (and ``C += beta[items[r]] (x) z_r``) for the rows whose
-    parent item has outside mass; returns how many."""
-    m, mm = t.shape
+def _rule_outside(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
+    """``W_r += beta[items[r], ai] t`` (and ``C += beta[items[r], ai] (x) z_r``) for the rows
+    whose parent item has outside mass; returns how many rows. Four tensor rows at a time:
+    one load and store of ``W_r`` per four multiply-adds."""
+    na, kk = t.shape
     done = 0
     for r in range(len(items)):
         it = items[r]
@@ -389,24 +462,33 @@ def _rule_outside(wmat, beta, z, counts, want_counts, items, t):
             continue
         b = beta[it]
         nonzero = False
-        for h in range(m):
-            if b[h] != 0.0:
+        for h in range(na):
+            bbuf[h] = b[ai[h]]
+            if bbuf[h] != 0.0:
                 nonzero = True
         if not nonzero:
             continue
         done += 1
         wr = wmat[r]
-        for h in range(m):
-            bv = b[h]
-            th = t[h]
-            for u in range(mm):
-                wr[u] += bv * th[u]
+        h = 0
+        while h + 4 <= na:
+            v0, v1, v2, v3 = bbuf[h], bbuf[h + 1], bbuf[h + 2], bbuf[h + 3]
+            t0, t1, t2, t3 = t[h], t[h + 1], t[h + 2], t[h + 3]
+            for u in range(kk):
+                wr[u] += v0 * t0[u] + v1 * t1[u] + v2 * t2[u] + v3 * t3[u]
+            h += 4
+        while h < na:
+            v0 = bbuf[h]
+            t0 = t[h]
+            for u in range(kk):
+                wr[u] += v0 * t0[u]
+            h += 1
         if want_counts:
             zr = z[r]
-            for h in range(m):
-                bv = b[h]
+            for h in range(na):
+                bv = bbuf[h]
                 ch = counts[h]
-                for u in range(mm):
+                for u in range(kk):
                     ch[u] += bv * zr[u]
     return done
 
@@ -420,7 +502,14 @@ def inside_chunk(
     sc,
     group_ptr,
     rule_parent,
-    stacked,
+    a_ptr,
+    a_idx,
+    b_ptr,
+    b_idx,
+    c_ptr,
+    c_idx,
+    t_ptr,
+    packed,
     alpha,
     flush,
     slot_p,
@@ -434,28 +523,42 @@ def inside_chunk(
 ):
     """Inside vectors and scales of the items of parent spans ``p0:p1``; returns flops."""
     m = alpha.shape[1]
-    mm = m * m
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, best, p0)
-    rows, rules = _largest_group(gstart, group_ptr)
-    zbuf = np.empty(rows * mm, dtype=alpha.dtype)
+    rows, rules, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
+    zbuf = np.empty(rows * width, dtype=alpha.dtype)
     pbuf = np.empty(rows * rules, dtype=np.int64)
-    products = 0
+    rbuf = np.empty(rows, dtype=np.int64)
+    ybuf = np.empty(m, dtype=alpha.dtype)
+    flops = 0
     for g in range(n_groups):
         lo, hi = gstart[g], gstart[g + 1]
         if lo == hi:
             continue
+        bi = b_idx[b_ptr[g] : b_ptr[g + 1]]
+        ci = c_idx[c_ptr[g] : c_ptr[g + 1]]
+        kk = len(bi) * len(ci)
+        if kk == 0:
+            continue
         n = hi - lo
         q0, q1 = group_ptr[g], group_ptr[g + 1]
         k = q1 - q0
-        z = zbuf[: n * mm].reshape((n, mm))
+        z = zbuf[: n * kk].reshape((n, kk))
         z[:] = 0.0
-        _outer_sums(z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, flush)
+        _outer_sums(
+            z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf
+        )
+        flops += 2 * (estart[g + 1] - estart[g]) * kk
         pit = pbuf[: n * k].reshape((n, k))
         _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
         for j in range(k):
             q = q0 + j
-            products += _rule_inside(alpha, z, pit[:, j], stacked[q * m : (q + 1) * m])
+            na = a_ptr[q + 1] - a_ptr[q]
+            if na == 0:
+                continue
+            t = packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
+            ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
+            flops += 2 * na * kk * _rule_inside(alpha, z, pit[:, j], t, ai, rbuf)
     for p in range(p0, p1):
         plo, phi = span_first[p], span_first[p + 1]
         if plo == phi:
@@ -467,7 +570,7 @@ def inside_chunk(
                 alpha[it, :] = 0.0
             continue
         sc[p] = top + normalise_span(alpha, plo, phi, flush)
-    return 2 * products * m**3 + 2 * len(e_slot) * mm
+    return flops
 
 
 @nb.njit(cache=True, nogil=True)
@@ -477,7 +580,14 @@ def outside_chunk(
     sc,
     group_ptr,
     rule_parent,
-    stacked,
+    a_ptr,
+    a_idx,
+    b_ptr,
+    b_idx,
+    c_ptr,
+    c_idx,
+    t_ptr,
+    packed,
     alpha,
     beta,
     counts,
@@ -492,48 +602,72 @@ def outside_chunk(
 ):
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete); with ``want_counts`` adds ``beta_a (x) z`` per rule and row to ``counts``
-    ((R M, M M), grouped order). Returns flops."""
+    (laid out as ``packed``). Returns flops."""
     m = alpha.shape[1]
-    mm = m * m
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
-    rows, rules = _largest_group(gstart, group_ptr)
-    wbuf = np.empty(rows * mm, dtype=alpha.dtype)
-    zbuf = np.empty(rows * mm if want_counts else 0, dtype=alpha.dtype)
+    rows, rules, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
+    wbuf = np.empty(rows * width, dtype=alpha.dtype)
+    zbuf = np.empty(rows * width if want_counts else 0, dtype=alpha.dtype)
     pbuf = np.empty(rows * rules, dtype=np.int64)
-    products = 0
+    xbuf = np.empty(m, dtype=alpha.dtype)
+    ybuf = np.empty(m, dtype=alpha.dtype)
+    bbuf = np.empty(m, dtype=alpha.dtype)
+    flops = 0
     for g in range(n_groups):
         lo, hi = gstart[g], gstart[g + 1]
         if lo == hi:
+            continue
+        bi = b_idx[b_ptr[g] : b_ptr[g + 1]]
+        ci = c_idx[c_ptr[g] : c_ptr[g + 1]]
+        kk = len(bi) * len(ci)
+        if kk == 0:
             continue
         n = hi - lo
         q0, q1 = group_ptr[g], group_ptr[g + 1]
         k = q1 - q0
         pit = pbuf[: n * k].reshape((n, k))
         _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
-        z = zbuf[: n * mm].reshape((n, mm)) if want_counts else zbuf[:0].reshape((0, mm))
+        z = zbuf[: n * kk].reshape((n, kk)) if want_counts else zbuf[:0].reshape((0, kk))
         if want_counts:
             z[:] = 0.0
-            _outer_sums(z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, 0.0)
-        wmat = wbuf[: n * mm].reshape((n, mm))
+            _outer_sums(
+                z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, 0.0, bi, ci, ybuf
+            )
+        wmat = wbuf[: n * kk].reshape((n, kk))
         wmat[:] = 0.0
         done = 0
         for j in range(k):
             q = q0 + j
-            done += _rule_outside(
-                wmat,
-                beta,
-                z,
-                counts[q * m : (q + 1) * m],
-                want_counts,
-                pit[:, j],
-                stacked[q * m : (q + 1) * m],
-            )
+            na = a_ptr[q + 1] - a_ptr[q]
+            if na == 0:
+                continue
+            t = packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
+            c = counts[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk)) if want_counts else t
+            ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
+            rows_done = _rule_outside(wmat, beta, z, c, want_counts, pit[:, j], t, ai, bbuf)
+            done += rows_done
+            flops += 2 * na * kk * rows_done * (2 if want_counts else 1)
         if done == 0:
             continue
-        products += done
-        _outside_entries(beta, alpha, wmat, lo, estart[g], estart[g + 1], e_slot, e_x, e_y, weight)
-    return 2 * products * m**3 + 4 * len(e_slot) * mm
+        _outside_entries(
+            beta,
+            alpha,
+            wmat,
+            lo,
+            estart[g],
+            estart[g + 1],
+            e_slot,
+            e_x,
+            e_y,
+            weight,
+            bi,
+            ci,
+            xbuf,
+            ybuf,
+        )
+        flops += 4 * (estart[g + 1] - estart[g]) * kk
+    return flops
 
 
 @nb.njit(cache=True, nogil=True)
@@ -552,7 +686,14 @@ def rule_posteriors_chunk(
     sc,
     group_ptr,
     rule_parent,
-    stacked,
+    a_ptr,
+    a_idx,
+    b_ptr,
+    b_idx,
+    c_ptr,
+    c_idx,
+    t_ptr,
+    packed,
     alpha,
     beta,
     slot_p,
@@ -568,13 +709,11 @@ def rule_posteriors_chunk(
     exists at the row's span and split entry ``(x, y)``, with ``w`` the entry's scale
     factor (``engine.scaling``: the same as the outside pass's). Returns the parent items,
     left items, right items and posteriors (float64) of the non-zero ones."""
-    m = alpha.shape[1]
-    mm = m * m
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
-    rows, rules = _largest_group(gstart, group_ptr)
+    rows, rules, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
     pbuf = np.empty(rows * rules, dtype=np.int64)
-    v = np.empty(mm, dtype=np.float64)
+    v = np.empty(max(width, 1), dtype=np.float64)
     out_it = np.empty(256, dtype=np.int64)
     out_x = np.empty(256, dtype=np.int64)
     out_y = np.empty(256, dtype=np.int64)
@@ -584,12 +723,23 @@ def rule_posteriors_chunk(
         lo, hi = gstart[g], gstart[g + 1]
         if lo == hi:
             continue
+        bi = b_idx[b_ptr[g] : b_ptr[g + 1]]
+        ci = c_idx[c_ptr[g] : c_ptr[g + 1]]
+        nc = len(ci)
+        kk = len(bi) * nc
+        if kk == 0:
+            continue
         q0, q1 = group_ptr[g], group_ptr[g + 1]
         k = q1 - q0
         pit = pbuf[: (hi - lo) * k].reshape((hi - lo, k))
         _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
         for j in range(k):
-            t = stacked[(q0 + j) * m : (q0 + j + 1) * m]
+            q = q0 + j
+            na = a_ptr[q + 1] - a_ptr[q]
+            if na == 0:
+                continue
+            t = packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
+            ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
             vslot = -1
             for e in range(estart[g], estart[g + 1]):
                 it = pit[e_slot[e] - lo, j]
@@ -600,24 +750,24 @@ def rule_posteriors_chunk(
                 if e_slot[e] != vslot:
                     vslot = e_slot[e]
                     b = beta[it]
-                    for u in range(mm):
+                    for u in range(kk):
                         v[u] = 0.0
-                    for h in range(m):
-                        bh = b[h]
+                    for h in range(na):
+                        bh = b[ai[h]]
                         if bh != 0.0:
                             th = t[h]
-                            for u in range(mm):
+                            for u in range(kk):
                                 v[u] += bh * th[u]
                 ax, ay = alpha[e_x[e]], alpha[e_y[e]]
                 total = 0.0
-                for h2 in range(m):
-                    a2 = ax[h2]
+                for i in range(len(bi)):
+                    a2 = ax[bi[i]]
                     if a2 == 0.0:
                         continue
-                    off = h2 * m
+                    off = i * nc
                     acc = 0.0
-                    for h3 in range(m):
-                        acc += v[off + h3] * ay[h3]
+                    for jj in range(nc):
+                        acc += v[off + jj] * ay[ci[jj]]
                     total += a2 * acc
                 total *= w
                 if total == 0.0:

@@ -126,6 +126,19 @@ def latent_pass(
     n_groups = len(g.group_ptr) - 1
     if cache is not None:
         cache.check((len(keys), layout.n_spans, n_groups))
+    # The grammar's arrays every rule kernel reads.
+    rule_arrays = (
+        g.group_ptr,
+        g.rule_parent,
+        g.a_ptr,
+        g.a_idx,
+        g.b_ptr,
+        g.b_idx,
+        g.c_ptr,
+        g.c_idx,
+        g.t_ptr,
+        g.packed,
+    )
     stamp = np.full(n_groups, -1, dtype=np.int64)
     valid = np.zeros(n_groups, dtype=np.bool_)
     rowidx = np.zeros(n_groups, dtype=np.int64)
@@ -166,17 +179,7 @@ def latent_pass(
                 if keep:
                     cache.store(p0, plan)
             flops += k.inside_chunk(
-                p0,
-                p1,
-                span_first,
-                item_sym,
-                sc,
-                g.group_ptr,
-                g.rule_parent,
-                g.stacked,
-                alpha,
-                flush,
-                *plan,
+                p0, p1, span_first, item_sym, sc, *rule_arrays, alpha, flush, *plan
             )
             if outside:
                 plans.append((length, plan))
@@ -204,11 +207,11 @@ def latent_pass(
             if weights is not None:
                 beta[lo:hi] *= weights[s]
     top = float(np.abs(beta).max(initial=0.0))
-    rule_counts = np.zeros((g.stacked.shape[0] if counts else 0, m * m), dtype=dtype)
+    rule_counts = np.zeros(len(g.packed) if counts else 0, dtype=dtype)
     flushed = layout.max_length + 1
     anchored: list[tuple[np.ndarray, ...]] = []
     # The arrays every outside-side kernel reads, then each chunk's plan without ``best``.
-    shared = (span_first, item_sym, sc, g.group_ptr, g.rule_parent, g.stacked, alpha, beta)
+    shared = (span_first, item_sym, sc, *rule_arrays, alpha, beta)
     for length, (slot_p, gstart, estart, _, *entries) in reversed(plans):
         if flush and length < flushed:
             blk = layout.block(length)
@@ -224,9 +227,7 @@ def latent_pass(
         empty = (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
         chart.rules = tuple(np.concatenate(parts) for parts in zip(*anchored, empty, strict=True))
     if counts:
-        r = len(g.rule_order)
-        c = rule_counts.reshape(r, m, m * m) * g.stacked.reshape(r, m, m * m)
-        chart.rule_counts = g.unsort(c)
+        chart.rule_counts = g.unpack(rule_counts * g.packed)
     return chart
 
 
