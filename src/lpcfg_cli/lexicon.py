@@ -23,6 +23,17 @@ own signature's rule, backed off to "some rare word" scaled by the signature's s
 of the rare training tokens, so that a pre-terminal that never took a word of this shape
 still can (an all-capitals headline needs VBZ for ``APPEARS``). A signature never seen in
 training uses the share of a signature seen once.
+
+A known word seen ``c`` times is scored ``(1 - l) q(a -> w) + l q(a -> s) c / (c + c_s)``
+with ``l = SMOOTH / (c + SMOOTH)``: its own rules, smoothed towards its signature's (a class
+of ``c_s`` training tokens, of which ``w`` would be ``c``), as the Berkeley parser's lexicon
+smooths the tag distribution of words seen fewer than 100 times towards their unknown-word
+class. A word seen twice has seen few of the pre-terminals (and latent states) it can take:
+without this, lpcfg tagged the test split's words seen 2-5 times at 91.0 % against the
+Berkeley parser's 93.8 %. ``SMOOTH`` was chosen on dev (strict F1, 0 / 1 / 2 / 4 / 8):
+split-merge, mean of seeds 0-2, 85.98 / 86.18 / 86.42 / 86.50 / 86.32; EM m = 16 84.89 /
+85.88 / 85.78 / 85.62 / 85.33. Test with 2 (reported, not chosen): split-merge 82.93 ->
+83.64, EM 82.47 -> 82.71.
 """
 
 from __future__ import annotations
@@ -196,6 +207,8 @@ class Lexicon:
 
     #: Weight of the back-off to "any rare word" in an unknown word's lexical score.
     BACKOFF = 0.1
+    #: Pseudo-count of a known word's smoothing towards its signature (see the module).
+    SMOOTH = 2.0
 
     def __init__(
         self, words: Sequence[str], known: Iterable[str], counts: Sequence[int] | None = None
@@ -234,7 +247,13 @@ class Lexicon:
         """(word id, weight) pairs whose weighted lexical rules score ``token``."""
         token = canonical(token)
         if token in self.known:
-            return [(self.index[token], 1.0)]
+            w = self.index[token]
+            c = self.counts[w]
+            sig = self.index.get(self.signature(token, position == 0))
+            if sig is None or self.SMOOTH == 0:
+                return [(w, 1.0)]
+            lam = self.SMOOTH / (c + self.SMOOTH)
+            return [(w, 1.0 - lam), (sig, lam * c / (c + self.counts[sig]))]
         sig = self.index.get(self.signature(token, position == 0))
         share = (self.counts[sig] if sig is not None else 1) / self.rare_total
         out = [(i, self.BACKOFF * share) for i in self.signature_ids]
