@@ -2,23 +2,52 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from lpcfg_cli.engine.coarse import coarse_posteriors
-from lpcfg_cli.engine.grammars import CoarseGrammar
+from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.trees import leaves, parse_tree
 from tests.support import brute_force, latent_tree_prob, rule_tree, run_latent, short_sentences
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_latent_inside_outside_matches_enumeration(seed):
+def _zero_blocks(model, rng, states: int):
+    """``model`` with the rule tensors zero on random (parent), (left) and (right) state
+    slices, as EM leaves them: the engine packs tensors on their live states."""
+    binary = model.binary.reshape(-1, states, states, states).copy()
+    for t in binary:
+        t[rng.random(states) < 0.3] = 0.0
+        t[:, rng.random(states) < 0.3] = 0.0
+        t[:, :, rng.random(states) < 0.3] = 0.0
+    return dataclasses.replace(model, binary=binary.ravel())
+
+
+def test_packed_tensors_hold_every_nonzero_entry_and_nothing_else():
+    """``LatentGrammar`` keeps each rule's entries on the live states of its children pair
+    and parent; unpacked, they are the tensors again (single precision: flushed)."""
+    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=4, rules_per_symbol=5, seed=2)
+    sparse = _zero_blocks(model, np.random.default_rng(2), 4)
+    full = sparse.padded_binary()
+    for dtype in (np.float64, np.float32):
+        lg = LatentGrammar.from_model(sparse, dtype)
+        np.testing.assert_array_equal(lg.unpack(lg.packed), full.astype(dtype))
+        assert len(lg.packed) < full.size / 2  # the zero slices are not stored
+    dense = LatentGrammar.from_model(model)
+    assert len(dense.packed) == model.padded_binary().size
+
+
+@pytest.mark.parametrize("seed,zeros", [(0, False), (1, False), (2, False), (5, True), (6, True)])
+def test_latent_inside_outside_matches_enumeration(seed, zeros):
     model = random_lpcfg(
         n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
     )
     rng = np.random.default_rng(seed)
+    if zeros:  # rule tensors with dead state slices (packed away by the engine)
+        model = _zero_blocks(model, rng, 2)
     g = model.grammar
     sentences = short_sentences(model, 4, 3, seed)
     sentences += [[g.words[int(w)] for w in rng.choice(4, size=n)] for n in (1, 2, 3)]
