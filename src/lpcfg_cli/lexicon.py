@@ -25,15 +25,19 @@ still can (an all-capitals headline needs VBZ for ``APPEARS``). A signature neve
 training uses the share of a signature seen once.
 
 A known word seen ``c`` times is scored ``(1 - l) q(a -> w) + l q(a -> s) c / (c + c_s)``
-with ``l = SMOOTH / (c + SMOOTH)``: its own rules, smoothed towards its signature's (a class
-of ``c_s`` training tokens, of which ``w`` would be ``c``), as the Berkeley parser's lexicon
-smooths the tag distribution of words seen fewer than 100 times towards their unknown-word
-class. A word seen twice has seen few of the pre-terminals (and latent states) it can take:
-without this, lpcfg tagged the test split's words seen 2-5 times at 91.0 % against the
-Berkeley parser's 93.8 %. ``SMOOTH`` was chosen on dev (strict F1, 0 / 1 / 2 / 4 / 8):
-split-merge, mean of seeds 0-2, 85.98 / 86.18 / 86.42 / 86.50 / 86.32; EM m = 16 84.89 /
-85.88 / 85.78 / 85.62 / 85.33. Test with 2 (reported, not chosen): split-merge 82.93 ->
-83.64, EM 82.47 -> 82.71.
+with ``l = SMOOTH / (c + SMOOTH)`` for the pre-terminals ``a`` it has a rule for: its own
+rules, smoothed towards its signature's (a class of ``c_s`` training tokens, of which ``w``
+would be ``c``), in the manner of the Berkeley parser's lexicon, which smooths words seen
+fewer than 100 times towards their unknown-word class. What this smooths is the latent
+states: a word seen twice under NN has seen two of NN's states, and its signature's rule
+spreads it over the states NN gives words of its shape. Letting the signature add
+pre-terminals the word never had (the Berkeley parser does) made the coarse pass 1.6-2.2x
+slower (more tags per rare word; whole parse of the test split with EM m = 16 8.9-12.1 s
+against 6.1-8.0 s restricted) for no gain on dev: strict dev F1 unrestricted / restricted,
+split-merge seeds 0-2 86.21, 86.71, 86.83 / 86.30, 86.62, 86.81 (both mean 86.58), the
+6-seed bundle 88.47 / 88.72, EM m = 16 85.78 / 85.30. ``SMOOTH`` was chosen on dev (strict
+F1 with unrestricted smoothing, 0 / 1 / 2 / 4 / 8): split-merge, mean of seeds 0-2, 85.98 /
+86.18 / 86.42 / 86.50 / 86.32; EM m = 16 84.89 / 85.88 / 85.78 / 85.62 / 85.33.
 """
 
 from __future__ import annotations
@@ -243,20 +247,22 @@ class Lexicon:
             return [sig]
         return list(self.signature_ids)
 
-    def lookup_weighted(self, token: str, position: int) -> list[tuple[int, float]]:
-        """(word id, weight) pairs whose weighted lexical rules score ``token``."""
+    def lookup_weighted(self, token: str, position: int) -> list[tuple[int, float, int]]:
+        """(word id, weight, restriction) triples whose weighted lexical rules score
+        ``token``: the rules of the word id, or with a restriction ``r >= 0`` only those
+        whose pre-terminal also has a rule for word ``r`` (a known word's smoothing)."""
         token = canonical(token)
         if token in self.known:
             w = self.index[token]
             c = self.counts[w]
             sig = self.index.get(self.signature(token, position == 0))
             if sig is None or self.SMOOTH == 0:
-                return [(w, 1.0)]
+                return [(w, 1.0, -1)]
             lam = self.SMOOTH / (c + self.SMOOTH)
-            return [(w, 1.0 - lam), (sig, lam * c / (c + self.counts[sig]))]
+            return [(w, 1.0 - lam, -1), (sig, lam * c / (c + self.counts[sig]), w)]
         sig = self.index.get(self.signature(token, position == 0))
         share = (self.counts[sig] if sig is not None else 1) / self.rare_total
-        out = [(i, self.BACKOFF * share) for i in self.signature_ids]
+        out = [(i, self.BACKOFF * share, -1) for i in self.signature_ids]
         if sig is not None:
-            out.append((sig, 1.0 - self.BACKOFF))
+            out.append((sig, 1.0 - self.BACKOFF, -1))
         return out

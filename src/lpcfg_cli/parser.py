@@ -26,9 +26,9 @@ from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.strings import token_words
+from lpcfg_cli.engine.strings import RulesByWord, token_rules
 from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.model import LPCFG, ragged_ranges
+from lpcfg_cli.model import LPCFG
 from lpcfg_cli.tree import Tree
 
 # Most spans the charts of one batch may hold (bounds memory: a few (spans, symbols) arrays).
@@ -167,10 +167,7 @@ class Parser:
             else [LatentGrammar.from_model(m, dtype=dtype) for m in models]
         )
         self.root_ok = np.array([not labels.is_intermediate(s) for s in g.symbols])
-        # word id -> lexical rules (CSR)
-        order = np.argsort(g.lexical[:, 1], kind="stable")
-        self.lex_by_word = order
-        self.lex_word_ptr = np.searchsorted(g.lexical[order, 1], np.arange(len(g.words) + 1))
+        self.rules_by_word = RulesByWord(g)
         self.stats = ParseStats()
 
     # ------------------------------------------------------------------ public
@@ -232,12 +229,7 @@ class Parser:
 
     def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:
         """(span id, lexical rule, weight) triples scoring every word of the batch."""
-        spans, ids, weights = token_words(self.model.grammar, layout, sentences)
-        # Each (span, word id) pair stands for all the lexical rules of that vocabulary entry.
-        lo, hi = self.lex_word_ptr[ids], self.lex_word_ptr[ids + 1]
-        counts = hi - lo
-        rules = self.lex_by_word[ragged_ranges(lo, counts)]
-        return np.repeat(spans, counts), rules, np.repeat(weights, counts)
+        return token_rules(self.model.grammar, self.rules_by_word, layout, sentences)
 
     def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
         g = self.model.grammar
@@ -343,8 +335,8 @@ class Parser:
         for t, word in enumerate(words):
             best, tag = -1.0, None
             for w in g.lexicon.lookup(word, t):
-                lo, hi = self.lex_word_ptr[w], self.lex_word_ptr[w + 1]
-                for rule in self.lex_by_word[lo:hi]:
+                by_word = self.rules_by_word
+                for rule in by_word.order[by_word.ptr[w] : by_word.ptr[w + 1]]:
                     symbol = g.symbols[g.lexical[rule, 0]]
                     if coarse.lexical[rule] > best and symbol != labels.WORD:
                         best, tag = coarse.lexical[rule], symbol

@@ -106,7 +106,7 @@ class StringCharts:
         parser looks them up; ``coarse`` is needed unless the grammar has one symbol."""
         tokens = [list(s) for s in sentences]
 
-        def words(first: int, layout: SpanLayout) -> Triples:
+        def words(first: int, layout: SpanLayout) -> tuple[np.ndarray, ...]:
             return token_words(grammar, layout, tokens[first : first + len(layout.lengths)])
 
         return cls._build(grammar, [len(s) for s in tokens], words, coarse, max_spans)
@@ -116,7 +116,7 @@ class StringCharts:
         cls,
         grammar: Grammar,
         lengths: list[int],
-        words: Callable[[int, SpanLayout], Triples],
+        words: Callable[[int, SpanLayout], tuple[np.ndarray, ...]],
         coarse: PCFGParams | None,
         max_spans: int,
     ) -> StringCharts:
@@ -127,13 +127,13 @@ class StringCharts:
         if n_sym > 1 and coarse is None:
             raise ValueError("a grammar of several symbols needs its coarse PCFG")
         cg = CoarseGrammar.build(n_sym, grammar.binary, coarse.binary) if n_sym > 1 else None
-        by_word = _rules_by_word(grammar)
+        by_word = RulesByWord(grammar)
         blocks, first, spans = [], 0, 0
         for s, n in enumerate([*lengths, None]):
             cost = 0 if n is None else n * (n + 1) // 2
             if s > first and (n is None or spans + cost > max_spans):
                 layout = SpanLayout(lengths[first:s])
-                span, rule, weight = _expand(by_word, *words(first, layout))
+                span, rule, weight = by_word.expand(*words(first, layout))
                 if cg is None:
                     keys = np.arange(layout.n_spans, dtype=np.int64)  # every span, symbol X
                 else:
@@ -157,22 +157,25 @@ def token_words(
     grammar: Grammar, layout: SpanLayout, sentences: Sequence[Sequence[str]]
 ) -> Triples:
     """(span, word id, weight) of every token of ``sentences``, as ``Lexicon.lookup_weighted``
-    scores it (the parser's look-up)."""
+    scores it (the parser's look-up), plus each entry's restriction (a word id whose
+    pre-terminals the entry's rules are limited to, or -1)."""
     lexicon = grammar.lexicon
-    spans, ids, weights = [], [], []
+    spans, ids, weights, only = [], [], [], []
     for s, tokens in enumerate(sentences):
         first = int(layout.base[1, s]) if len(tokens) else 0
         for t, token in enumerate(tokens):
-            for w, weight in lexicon.lookup_weighted(token, t):
+            for w, weight, restrict in lexicon.lookup_weighted(token, t):
                 spans.append(first + t)
                 ids.append(w)
                 weights.append(weight)
+                only.append(restrict)
     if not ids:
-        return _empty()
+        return (*_empty(), np.zeros(0, dtype=np.int64))
     return (
         np.asarray(spans, dtype=np.int64),
         np.asarray(ids, dtype=np.int64),
         np.asarray(weights, dtype=np.float64),
+        np.asarray(only, dtype=np.int64),
     )
 
 
@@ -180,21 +183,46 @@ def _empty() -> Triples:
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
 
 
-def _rules_by_word(grammar: Grammar) -> tuple[np.ndarray, np.ndarray]:
-    """The lexical rules sorted by word, and each word's range among them (CSR)."""
-    order = np.argsort(grammar.lexical[:, 1], kind="stable")
-    ptr = np.searchsorted(grammar.lexical[order, 1], np.arange(len(grammar.words) + 1))
-    return order, ptr
+class RulesByWord:
+    """A grammar's lexical rules by word (CSR), to score tokens with."""
+
+    def __init__(self, grammar: Grammar):
+        lexical = grammar.lexical
+        self.order = np.argsort(lexical[:, 1], kind="stable")
+        self.ptr = np.searchsorted(lexical[self.order, 1], np.arange(len(grammar.words) + 1))
+        self.parent = lexical[:, 0]
+        self.n_words = len(grammar.words)
+        # (pre-terminal, word) keys of every rule, sorted: "has the word a rule under a?"
+        self.keys = np.sort(lexical[:, 0] * self.n_words + lexical[:, 1])
+
+    def expand(
+        self,
+        span: np.ndarray,
+        word: np.ndarray,
+        weight: np.ndarray,
+        only: np.ndarray | None = None,
+    ) -> Triples:
+        """(span, word, weight[, restriction]) -> (span, lexical rule, weight) for every rule
+        of the word (with a restriction ``r``: only those whose pre-terminal has a rule for
+        word ``r``)."""
+        lo, hi = self.ptr[word], self.ptr[word + 1]
+        counts = hi - lo
+        rule = self.order[ragged_ranges(lo, counts)]
+        span, weight = np.repeat(span, counts), np.repeat(weight, counts)
+        if only is None or not (only >= 0).any():
+            return span, rule, weight
+        only = np.repeat(only, counts)
+        want = self.parent[rule] * self.n_words + np.maximum(only, 0)
+        pos = np.minimum(np.searchsorted(self.keys, want), len(self.keys) - 1)
+        keep = (only < 0) | (self.keys[pos] == want)
+        return span[keep], rule[keep], weight[keep]
 
 
-def _expand(
-    by_word: tuple[np.ndarray, np.ndarray], span: np.ndarray, word: np.ndarray, weight: np.ndarray
+def token_rules(
+    grammar: Grammar, rules: RulesByWord, layout: SpanLayout, sentences: Sequence[Sequence[str]]
 ) -> Triples:
-    """(span, word, weight) -> (span, lexical rule, weight) for every rule of the word."""
-    order, ptr = by_word
-    lo, hi = ptr[word], ptr[word + 1]
-    counts = hi - lo
-    return np.repeat(span, counts), order[ragged_ranges(lo, counts)], np.repeat(weight, counts)
+    """(span, lexical rule, weight) scoring every token of ``sentences`` (``token_words``)."""
+    return rules.expand(*token_words(grammar, layout, sentences))
 
 
 def _coarse_items(
