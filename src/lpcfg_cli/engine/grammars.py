@@ -184,21 +184,23 @@ class LatentGrammar:
     def unpack(self, values: np.ndarray) -> np.ndarray:
         """An array laid out as ``packed`` (e.g. expected counts) as full ``(R, M, M * M)``
         tensors in the grammar's rule order, zero on the states left out."""
-        out = np.zeros((len(self.rule_order), self.m, self.m * self.m), dtype=values.dtype)
-        _unpack(
-            values,
-            out,
-            self.rule_order,
-            self.group_ptr,
-            self.a_ptr,
-            self.a_idx,
-            self.b_ptr,
-            self.b_idx,
-            self.c_ptr,
-            self.c_idx,
-            self.t_ptr,
-        )
-        return out
+        m = self.m
+        out = np.zeros(len(self.rule_order) * m**3, dtype=values.dtype)
+        out[
+            _positions(
+                self.rule_order,
+                self.group_ptr,
+                self.a_ptr,
+                self.a_idx,
+                self.b_ptr,
+                self.b_idx,
+                self.c_ptr,
+                self.c_idx,
+                self.t_ptr,
+                m,
+            )
+        ] = values
+        return out.reshape(len(self.rule_order), m, m * m)
 
     def unsort(self, counts: np.ndarray) -> np.ndarray:
         """Per-rule arrays in grouped order back to the grammar's rule order."""
@@ -221,7 +223,9 @@ def _pack(tensors: np.ndarray, order: np.ndarray, group_ptr: np.ndarray, dtype: 
         return zero, empty, zg, empty, zg.copy(), empty, zero.copy(), np.zeros(0, dtype)
     live_a, live_b, live_c = _live_states(t4, np.asarray(order, np.int64), flush)
     proto = np.zeros(0, dtype)
-    return _fill(t4, np.asarray(order, np.int64), group_ptr, live_a, live_b, live_c, flush, proto)
+    flat = np.ascontiguousarray(tensors).reshape(-1)
+    order = np.asarray(order, np.int64)
+    return _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -245,8 +249,8 @@ def _live_states(t4, order, flush):
 
 
 @nb.njit(cache=True, nogil=True)
-def _fill(t4, order, group_ptr, live_a, live_b, live_c, flush, proto):
-    r, m = len(order), t4.shape[1]
+def _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto):
+    r = len(order)
     n_groups = len(group_ptr) - 1
     a_ptr = np.zeros(r + 1, np.int64)
     for q in range(r):
@@ -274,34 +278,28 @@ def _fill(t4, order, group_ptr, live_a, live_b, live_c, flush, proto):
         k = (b_ptr[g + 1] - b_ptr[g]) * (c_ptr[g + 1] - c_ptr[g])
         for q in range(group_ptr[g], group_ptr[g + 1]):
             t_ptr[q + 1] = t_ptr[q] + (a_ptr[q + 1] - a_ptr[q]) * k
+    pos = _positions(order, group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, m)
     packed = np.zeros(t_ptr[r], dtype=proto.dtype)
-    for g in range(n_groups):
-        bs = b_idx[b_ptr[g] : b_ptr[g + 1]]
-        cs = c_idx[c_ptr[g] : c_ptr[g + 1]]
-        for q in range(group_ptr[g], group_ptr[g + 1]):
-            t = t4[order[q]]
-            pos = t_ptr[q]
-            for a in a_idx[a_ptr[q] : a_ptr[q + 1]]:
-                for b in bs:
-                    for c in cs:
-                        v = t[a, b, c]
-                        if v != 0.0 and abs(v) >= flush:
-                            packed[pos] = v
-                        pos += 1
+    for i in range(len(pos)):
+        v = flat[pos[i]]
+        if v != 0.0 and abs(v) >= flush:
+            packed[i] = v
     return a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed
 
 
 @nb.njit(cache=True, nogil=True)
-def _unpack(values, out, order, group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr):
-    m = out.shape[1]
+def _positions(order, group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, m):
+    """Where each packed entry sits in the full ``(R, M, M, M)`` tensors (grammar order),
+    as a flat index."""
+    pos = np.empty(t_ptr[-1], np.int64)
     for g in range(len(group_ptr) - 1):
         bs = b_idx[b_ptr[g] : b_ptr[g + 1]]
         cs = c_idx[c_ptr[g] : c_ptr[g + 1]]
         for q in range(group_ptr[g], group_ptr[g + 1]):
-            o = out[order[q]]
-            pos = t_ptr[q]
+            i = t_ptr[q]
             for a in a_idx[a_ptr[q] : a_ptr[q + 1]]:
                 for b in bs:
                     for c in cs:
-                        o[a, b * m + c] = values[pos]
-                        pos += 1
+                        pos[i] = ((order[q] * m + a) * m + b) * m + c
+                        i += 1
+    return pos
