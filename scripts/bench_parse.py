@@ -7,7 +7,11 @@ Measures, for the chart-engine issue's acceptance figures:
    included, one process and --jobs 2), sentences/s, strict and EVALB F1, peak memory;
    with --berkeley, the Berkeley parser's 6-cycle grammar timed in the same run (its
    parse.sh) and the ratio;
-2. --jobs 2 against --jobs 1;
+2. --jobs 2 against --jobs 1, timed in alternation (one run of each per round, so a drift in
+   this shared machine's speed hits both alike); and, for the first model, on the test split
+   repeated --copies times (a larger input, where start-up counts less), against the most two
+   processes reach here: two independent `parse --jobs 1` on the two halves, at once (what
+   sharding with `split` and GNU parallel does, no shared work at all);
 3. the latent inside-outside's rate in the parser (multiply-adds of the rule products, as
    the engine counts them) against numpy's float32 matrix-product rate on this machine,
    measured in the same run with one BLAS thread (what one parsing process uses) and with
@@ -67,19 +71,73 @@ def timed(command: list[str]) -> tuple[float, float]:
     return runs[len(runs) // 2][0], max(r[1] for r in runs)
 
 
-def _timed_once(command: list[str]) -> tuple[float, float]:
+def timed_alternating(commands: list[list[list[str]]]) -> list[tuple[float, float]]:
+    """``timed`` for several commands, run in rounds (one run of each per round): ratios
+    between them are then not biased by the machine's speed drifting between runs. Each
+    command is a list of processes started together (wall time until all end)."""
+    runs: list[list[tuple[float, float]]] = [[] for _ in commands]
+    for _ in range(REPEAT):
+        for i, command in enumerate(commands):
+            runs[i].append(_timed_once(*command))
+    out = []
+    for r in runs:
+        r.sort()
+        out.append((r[len(r) // 2][0], max(x[1] for x in r)))
+    return out
+
+
+def _timed_once(*commands: list[str]) -> tuple[float, float]:
+    """Wall seconds until every one of ``commands`` (started together) has ended, and the
+    largest peak resident memory (MB) among them."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"bench_parse: {' '.join(command)} failed:\n{err}")
-    return seconds, usage.ru_maxrss / 1024
+    procs = [
+        subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in commands
+    ]
+    rss = 0.0
+    for command, proc in zip(commands, procs, strict=True):
+        _, status, usage = os.wait4(proc.pid, 0)
+        rss = max(rss, usage.ru_maxrss / 1024)
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"bench_parse: {' '.join(command)} failed:\n{err}")
+    return time.perf_counter() - t0, rss
 
 
 def lpcfg(*args: str) -> list[str]:
     return [sys.executable, "-m", "lpcfg_cli", *args]
+
+
+def parse_command(model: str, text: Path, out: Path, jobs: int = 1) -> list[str]:
+    return lpcfg("parse", model, str(text), "-o", str(out), "--jobs", str(jobs), "--no-progress")
+
+
+def scaling(model: str, text: Path, copies: int, tmp: Path) -> dict:
+    """``--jobs 2`` against ``--jobs 1`` on ``text`` repeated ``copies`` times, and against
+    two independent one-job processes on its two halves at once: the most two processes
+    reach on this machine, since they share nothing (not the model, not a pipe)."""
+    lines = text.read_text().splitlines(keepends=True) * copies
+    whole, half0, half1 = tmp / "scale.txt", tmp / "scale.0.txt", tmp / "scale.1.txt"
+    whole.write_text("".join(lines))
+    half0.write_text("".join(lines[: len(lines) // 2]))
+    half1.write_text("".join(lines[len(lines) // 2 :]))
+    (j1, _), (j2, _), (two, _) = timed_alternating(
+        [
+            [parse_command(model, whole, tmp / "scale.j1", 1)],
+            [parse_command(model, whole, tmp / "scale.j2", 2)],
+            [
+                parse_command(model, half0, tmp / "scale.h0", 1),
+                parse_command(model, half1, tmp / "scale.h1", 1),
+            ],
+        ]
+    )
+    return {
+        "sentences": len(lines),
+        "jobs1": j1,
+        "jobs2": j2,
+        "two_processes": two,
+        "jobs_speedup": j1 / j2,
+        "two_processes_speedup": j1 / two,
+    }
 
 
 def f1(gold: Path, test: Path) -> tuple[float, float]:
@@ -119,6 +177,12 @@ def main() -> int:
     ap.add_argument("--models", default="", help="comma-separated model files to time")
     ap.add_argument("--berkeley", default=None, help="folder with parse.sh and its grammars")
     ap.add_argument("--large", action="store_true", help="also time a >1,000-symbol PCFG")
+    ap.add_argument(
+        "--copies",
+        type=int,
+        default=4,
+        help="scaling check on the test split repeated this many times (0: skip)",
+    )
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing (median kept)")
     ap.add_argument(
@@ -173,25 +237,16 @@ def main() -> int:
         return 0
     for path in models:
         row: dict = {}
-        for jobs in (1, 2):
-            parsed = tmp / f"{Path(path).stem}.j{jobs}"
-            seconds, rss = timed(
-                lpcfg(
-                    "parse",
-                    path,
-                    str(test_txt),
-                    "-o",
-                    str(parsed),
-                    "--jobs",
-                    str(jobs),
-                    "--no-progress",
-                )
-            )
+        parsed = {jobs: tmp / f"{Path(path).stem}.j{jobs}" for jobs in (1, 2)}
+        timings = timed_alternating(
+            [[parse_command(path, test_txt, parsed[jobs], jobs)] for jobs in (1, 2)]
+        )
+        for jobs, (seconds, rss) in zip((1, 2), timings, strict=True):
             row[f"jobs{jobs}"] = {
                 "seconds": seconds,
                 "rate": n / seconds,
                 "max_rss_mb": rss,
-                "f1": f1(test_mrg, parsed),
+                "f1": f1(test_mrg, parsed[jobs]),
             }
         row["jobs_speedup"] = row["jobs1"]["seconds"] / row["jobs2"]["seconds"]
         row["same_output"] = (tmp / f"{Path(path).stem}.j1").read_bytes() == (
@@ -214,6 +269,16 @@ def main() -> int:
             line += f"; {row['vs_berkeley']:.2f}x Berkeley"
         print(line)
         out["models"][path] = row
+    if models and args.copies:
+        sc = scaling(models[0], test_txt, args.copies, tmp)
+        out["scaling"] = sc
+        print(
+            f"{models[0]} on the test split x {args.copies} ({sc['sentences']} sentences): "
+            f"--jobs 1 {sc['jobs1']:.2f} s, --jobs 2 {sc['jobs2']:.2f} s "
+            f"({sc['jobs_speedup']:.2f}x); two independent --jobs 1 on the halves at once "
+            f"{sc['two_processes']:.2f} s ({sc['two_processes_speedup']:.2f}x: this "
+            f"machine's ceiling for two processes)"
+        )
     if args.berkeley and models:
         trees = read_treebank([str(data / "train.mrg")])
         longest = max((words(r.tree) for r in trees), key=len)
