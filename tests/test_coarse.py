@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.engine.coarse import coarse_posteriors
+from lpcfg_cli.engine.coarse import chart_size, coarse_posteriors, sentence_posteriors
 from lpcfg_cli.engine.grammars import CoarseGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 
@@ -92,10 +92,14 @@ def run(lexes: list[np.ndarray], rules, prob, root):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_coarse_pass_matches_dense_inside_outside(seed):
+@pytest.mark.parametrize("lengths", [(1, 2, 3, 4, 5, 8, 13, 30), (30, 13, 8, 13, 5, 4, 3, 2)])
+def test_coarse_pass_matches_dense_inside_outside(seed, lengths):
+    """Every sentence of a batch against the reference; the batch's sentences share one set
+    of charts, so the longest first (and a length twice) checks that each leaves none of its
+    entries behind for the next."""
     rules, prob, root = random_grammar(seed)
     rng = np.random.default_rng(100 + seed)
-    lexes = [random_lexical(n, rng) for n in (1, 2, 3, 4, 5, 8, 13, 30)]
+    lexes = [random_lexical(n, rng) for n in lengths]
     mus, log_z = run(lexes, rules, prob, root)
     parsed = 0
     for lex, mu, lz in zip(lexes, mus, log_z, strict=True):
@@ -108,6 +112,24 @@ def test_coarse_pass_matches_dense_inside_outside(seed):
         np.testing.assert_array_equal(mu != 0, expected != 0)
         np.testing.assert_allclose(mu, expected, rtol=1e-10, atol=0)
     assert parsed >= 6
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_kernel_leaves_its_charts_zero(seed):
+    """The contract that lets a batch reuse one set of charts: whatever a sentence wrote is
+    zero again on return, parsed or not (a word no symbol covers)."""
+    rules, prob, root = random_grammar(seed)
+    g = CoarseGrammar.build(N_SYM, rules, prob)
+    rng = np.random.default_rng(seed)
+    no_parse = random_lexical(9, rng)
+    no_parse[4] = 0.0
+    for lex in (random_lexical(12, rng), no_parse):
+        charts = np.zeros((4, chart_size(len(lex), N_SYM)))
+        out = sentence_posteriors(
+            lex, root, g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts
+        )
+        assert len(out[0]) > 0 or out[4] == -np.inf
+        assert not charts.any()
 
 
 def test_pairs_that_never_apply_and_no_parse():
