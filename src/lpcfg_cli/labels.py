@@ -89,6 +89,19 @@ def chain_labels(symbol: str) -> list[str]:
     return [unescape(part.split(PARENT, 1)[0]) for part in symbol.split(CHAIN)]
 
 
+# An ancestor annotation: "^" and an escaped label (the escape's "%XX" included; "%w" and
+# "%t" are not part of a label).
+_ANNOTATION = re.compile(r"\^(?:[^%+^@/_]|%[0-9A-F]{2})*")
+
+
+def unannotated(symbol: str) -> str:
+    """``symbol`` without its vertical markovization: every ancestor annotation removed, in
+    its chain, in an intermediate symbol's parent and in its sibling context (``@NP^S/DT_NP^NP``
+    -> ``@NP/DT_NP``), which is the symbol the same node has in a grammar binarized with
+    ``--vertical 1`` and the same horizontal setting."""
+    return _ANNOTATION.sub("", symbol) if PARENT in symbol else symbol
+
+
 def top_label(symbol: str) -> str:
     """The original label a symbol's node had at the top of its chain."""
     return chain_labels(symbol)[0]

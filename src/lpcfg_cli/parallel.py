@@ -157,6 +157,7 @@ class Workers:
 
 def _add(total: ParseStats, stats: ParseStats) -> None:
     total.fallbacks += stats.fallbacks
+    total.backoffs += stats.backoffs
     total.retries += stats.retries
     total.latent_flops += stats.latent_flops
     total.coarse_seconds += stats.coarse_seconds

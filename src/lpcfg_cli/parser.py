@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from lpcfg_cli import labels
+from lpcfg_cli.backoff import unannotated_pcfg
 from lpcfg_cli.binarize import debinarize
 from lpcfg_cli.decode import best_labels, goodman_trees, max_rule_trees
 from lpcfg_cli.engine.coarse import coarse_posteriors
@@ -116,12 +117,14 @@ class ParseResult:
     tree: Tree | None  # None only for an empty sentence
     fallback: str | None = None  # why a fallback tree was emitted
     threshold: float | None = None  # pruning threshold that succeeded
+    backoff: str | None = None  # why the unannotated grammar parsed it (``backoff``)
 
 
 @dataclass
 class ParseStats:
     sentences: int = 0
     fallbacks: int = 0
+    backoffs: int = 0  # parsed with the unannotated grammar (``backoff``)
     retries: int = 0
     seconds: float = 0.0
     latent_flops: int = 0
@@ -169,6 +172,20 @@ class Parser:
         self.root_ok = np.array([not labels.is_intermediate(s) for s in g.symbols])
         self.rules_by_word = RulesByWord(g)
         self.stats = ParseStats()
+        self._backoff: Parser | None | bool = False  # built when first needed
+
+    @property
+    def backoff(self) -> Parser | None:
+        """The parser of the unannotated grammar for a parent-annotated one (see ``backoff``:
+        sentences no tree of the annotated grammar covers); None for other grammars."""
+        if self._backoff is False:
+            projected = unannotated_pcfg(self.model)
+            self._backoff = (
+                None
+                if projected is None
+                else Parser(projected, replace(self.options, decode="max-marginal"))
+            )
+        return self._backoff  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ public
 
@@ -199,11 +216,14 @@ class Parser:
                 results[idx] = res
             if progress:
                 progress(len(idxs))
-        self.stats.sentences += len(sentences)
-        self.stats.seconds += time.perf_counter() - t0
         out = [r for r in results if r is not None]
         assert len(out) == len(sentences)
+        self._back_off(sentences, out)
+        self.stats.sentences += len(sentences)
+        self.stats.seconds += time.perf_counter() - t0
         for r in out:
+            if r.backoff:
+                self.stats.backoffs += 1
             if r.fallback:
                 self.stats.fallbacks += 1
                 self.stats.reasons[r.fallback] = self.stats.reasons.get(r.fallback, 0) + 1
@@ -303,6 +323,18 @@ class Parser:
         for s in pending:
             results[s] = self.fallback(sentences[s], "no parse under the latent model")
         return [r for r in results if r is not None]
+
+    def _back_off(self, sentences: Sequence[Sequence[str]], results: list[ParseResult]) -> None:
+        """Sentences the grammar gave no tree, parsed with the unannotated grammar when it has
+        one (their results replaced in place); the rest keep their fallback trees."""
+        todo = [
+            i for i, r in enumerate(results) if r.fallback and r.fallback.startswith("no parse")
+        ]
+        if not todo or self.backoff is None:
+            return
+        for i, r in zip(todo, self.backoff.parse([sentences[i] for i in todo]), strict=True):
+            if r.fallback is None:
+                results[i] = ParseResult(r.tree, threshold=r.threshold, backoff=results[i].fallback)
 
     def warm_up(self) -> None:
         """Load the compiled kernels (numba's on-disk cache: 0.3 s) by parsing two words, so
