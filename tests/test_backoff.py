@@ -1,9 +1,10 @@
-"""Backing off from a parent-annotated grammar to its unannotated projection.
+"""Backing off from an annotated grammar to its coarser projections.
 
 The projection weights each annotated symbol by its expected count, which for a PCFG
 estimated by relative frequency are the treebank's counts: so projecting the ``--vertical 2``
-PCFG must give exactly the ``--vertical 1`` PCFG of the same trees, and a sentence that only
-the unannotated grammar covers must get its tree rather than a flat fallback.
+PCFG must give exactly the ``--vertical 1`` PCFG of the same trees (and ``--horizontal 1``
+the ``--horizontal 0`` one), and a sentence that only the coarser grammar covers must get its
+tree rather than a flat fallback.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from lpcfg_cli import labels
-from lpcfg_cli.backoff import expected_counts, unannotated_pcfg
+from lpcfg_cli.backoff import coarser_pcfg, expected_counts
 from lpcfg_cli.binarize import BinarizeOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.parser import Parser
@@ -26,6 +27,7 @@ TREES = [
     "(S (NP (NN he)) (VP (VBZ sees) (NP (NN it) (NN all))))",
     "(S (NP (DT the) (NN cat)) (VP (VBZ sees) (NP (NN him))) (. .))",
     "(S (NP (NN she)) (VP (VBZ barks) (PP (IN at) (NP (DT the) (NN cat)))))",
+    "(S (NP (DT the) (JJ big) (JJ old) (NN dog)) (VP (VBZ sees) (NP (NN it) (NN all))) (. .))",
 ]
 
 
@@ -46,10 +48,18 @@ def test_unannotated(symbol, expected):
     assert labels.unannotated(symbol) == expected
 
 
-def _pcfg(tmp_path, vertical: int):
+@pytest.mark.parametrize(
+    ("symbol", "expected"),
+    [("@NP/DT_JJ", "@NP"), ("@NP^S/DT", "@NP^S"), ("@NP", "@NP"), ("NP+NN", "NP+NN")],
+)
+def test_without_context(symbol, expected):
+    assert labels.without_context(symbol) == expected
+
+
+def _pcfg(tmp_path, vertical: int, horizontal: int = 1):
     path = tmp_path / "train.mrg"
     path.write_text("\n".join(TREES) + "\n")
-    data = prepare([str(path)], BinarizeOptions(vertical=vertical, horizontal=1), rare=0)
+    data = prepare([str(path)], BinarizeOptions(vertical=vertical, horizontal=horizontal), rare=0)
     return train_pcfg(data.grammar, data.bank, {})
 
 
@@ -65,10 +75,13 @@ def _rules(model):
     return binary, lexical, root
 
 
-def test_projection_is_the_unannotated_pcfg(tmp_path):
-    annotated, plain = _pcfg(tmp_path, 2), _pcfg(tmp_path, 1)
-    assert any("^" in s for s in annotated.grammar.symbols)
-    projected = unannotated_pcfg(annotated)
+@pytest.mark.parametrize(
+    ("finer", "coarser"), [((2, 1), (1, 1)), ((2, 2), (1, 2)), ((1, 1), (1, 0)), ((1, 2), (1, 0))]
+)
+def test_projection_is_the_coarser_pcfg(tmp_path, finer, coarser):
+    annotated, plain = _pcfg(tmp_path, *finer), _pcfg(tmp_path, *coarser)
+    assert len(annotated.grammar.symbols) > len(plain.grammar.symbols)
+    projected = coarser_pcfg(annotated)
     assert projected is not None
     assert sorted(projected.grammar.symbols) == sorted(plain.grammar.symbols)
     for got, want in zip(_rules(projected), _rules(plain), strict=True):
@@ -76,17 +89,20 @@ def test_projection_is_the_unannotated_pcfg(tmp_path):
         for key, value in want.items():
             assert got[key] == pytest.approx(value, rel=1e-12), key
     assert projected.check_probabilistic() < 1e-12
-    assert unannotated_pcfg(plain) is None
+
+
+def test_default_binarization_has_no_coarser_grammar(tmp_path):
+    assert coarser_pcfg(_pcfg(tmp_path, 1, 0)) is None
 
 
 def test_expected_counts_are_the_treebank_counts(tmp_path):
     model = _pcfg(tmp_path, 2)
     counts = expected_counts(model.grammar, model.coarse)
     s = model.grammar.symbols
-    # Per tree: S once; a one-noun object NP in one tree of four, an NP under PP in one.
+    # Per tree: S once; a one-noun object NP in one tree of five, an NP under PP in one.
     assert counts[s.index("S")] == pytest.approx(1.0)
-    assert counts[s.index("NP^VP+NN")] == pytest.approx(0.25)
-    assert counts[s.index("NP^PP")] == pytest.approx(0.25)
+    assert counts[s.index("NP^VP+NN")] == pytest.approx(0.2)
+    assert counts[s.index("NP^PP")] == pytest.approx(0.2)
 
 
 def test_sentence_only_the_projection_covers_is_parsed_with_it(tmp_path):
@@ -99,9 +115,10 @@ def test_sentence_only_the_projection_covers_is_parsed_with_it(tmp_path):
     assert results[1].backoff == "no parse under the coarse grammar"
     assert format_tree(results[1].tree) == "(S (NP (NN he)) (VP (VBZ sees) (NP (DT the) (NN dog))))"
     assert parser.stats.backoffs == 1 and parser.stats.fallbacks == 0
-    # The unannotated grammar's own parser has no back-off and gives the same tree.
-    plain = Parser(unannotated_pcfg(annotated))
-    assert plain.backoff is None
+    # The coarser grammar's parser gives the same tree; it backs off once more, to the
+    # default binarization, which has no coarser grammar.
+    plain = Parser(coarser_pcfg(annotated))
+    assert plain.backoff is not None and plain.backoff.backoff is None
     assert format_tree(plain.parse([uncovered])[0].tree) == format_tree(results[1].tree)
 
 

@@ -1,12 +1,15 @@
-"""The unannotated PCFG a parent-annotated grammar backs off to.
+"""The coarser PCFGs an annotated grammar backs off to.
 
 A grammar binarized with ``--vertical 2`` or more splits every phrase label by its ancestors
-(``NP^S``, ``NP^VP``), and a sentence can need a combination of annotated symbols the
-training trees never showed: with the PTB training split binarized ``--vertical 2
---horizontal 1`` (1,394 symbols) 9 of the 345 test sentences have no parse at all, with
-``--vertical 2 --horizontal 2`` 10. Those sentences are parsed instead with the grammar's
-projection onto unannotated labels (``labels.unannotated``), which covers whatever the
-annotated one does and more.
+(``NP^S``, ``NP^VP``), one with ``--horizontal 1`` or more splits intermediate symbols by
+their siblings (``@NP/DT``), and a sentence can need a combination of symbols the training
+trees never showed: with the PTB training split binarized ``--vertical 2 --horizontal 1``
+(1,394 symbols) 9 of the 345 test sentences have no parse at all, with ``--vertical 2
+--horizontal 2`` 10, and ``--vertical 1 --horizontal 1`` leaves one dev sentence without one.
+Those sentences are parsed instead with the grammar's projection one level coarser
+(``coarser_pcfg``): without the ancestors (``labels.unannotated``) if it has them, else
+without the sibling context (``labels.without_context``); that grammar's parser backs off
+in turn, down to ``--vertical 1 --horizontal 0``, the default binarization.
 
 The projection of a PCFG ``p`` weights each annotated symbol ``a`` by its expected number
 of occurrences in a tree, ``E = r + M^T E`` (``r`` the root probabilities, ``M[a, b]`` the
@@ -14,7 +17,8 @@ expected number of children ``b`` of an ``a``), and gives ``A -> B C`` the proba
 ``sum_{a in A} E[a] sum_{b in B, c in C} p(a -> b c) / sum_{a in A} E[a]`` (likewise the
 lexical rules; roots add up). For a PCFG estimated by relative frequency from a treebank,
 ``E`` are the treebank's symbol counts per tree, so this is the relative-frequency PCFG of
-the same trees without the annotation: the grammar ``--vertical 1`` would have learned.
+the same trees without the annotation: the grammar ``--vertical 1`` (or ``--horizontal 0``)
+would have learned.
 """
 
 from __future__ import annotations
@@ -42,13 +46,18 @@ def expected_counts(g: Grammar, coarse: PCFGParams) -> np.ndarray:
     return np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
 
 
-def unannotated_pcfg(model: LPCFG) -> LPCFG | None:
-    """The projection of ``model``'s coarse PCFG onto unannotated symbols, as a PCFG model
-    over the same vocabulary; None when the grammar has no vertical annotation."""
+def coarser_pcfg(model: LPCFG) -> LPCFG | None:
+    """The projection of ``model``'s coarse PCFG one level coarser (without vertical
+    annotation if it has some, else without horizontal context), as a PCFG model over the
+    same vocabulary; None for a grammar with neither."""
     g = model.grammar
     names = [labels.unannotated(s) for s in g.symbols]
+    level = {"vertical": 1}
     if names == list(g.symbols):
-        return None
+        names = [labels.without_context(s) for s in g.symbols]
+        level = {"horizontal": 0}
+        if names == list(g.symbols):
+            return None
     symbols = list(dict.fromkeys(names))
     index = {s: i for i, s in enumerate(symbols)}
     proj = np.array([index[s] for s in names], dtype=np.int64)
@@ -69,7 +78,7 @@ def unannotated_pcfg(model: LPCFG) -> LPCFG | None:
         list(g.known_words),
         rules,
         lex,
-        {**g.binarization, "vertical": 1},
+        {**g.binarization, **level},
         g.rare,
         g.word_counts,
     )

@@ -102,6 +102,12 @@ def unannotated(symbol: str) -> str:
     return _ANNOTATION.sub("", symbol) if PARENT in symbol else symbol
 
 
+def without_context(symbol: str) -> str:
+    """``symbol`` without horizontal markovization: an intermediate symbol's sibling context
+    removed (``@NP/DT_NN`` -> ``@NP``), the symbol of ``--horizontal 0``."""
+    return symbol.split(CONTEXT, 1)[0] if is_intermediate(symbol) else symbol
+
+
 def top_label(symbol: str) -> str:
     """The original label a symbol's node had at the top of its chain."""
     return chain_labels(symbol)[0]

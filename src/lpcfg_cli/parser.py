@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from lpcfg_cli import labels
-from lpcfg_cli.backoff import unannotated_pcfg
+from lpcfg_cli.backoff import coarser_pcfg
 from lpcfg_cli.binarize import debinarize
 from lpcfg_cli.decode import best_labels, goodman_trees, max_rule_trees
 from lpcfg_cli.engine.coarse import coarse_posteriors
@@ -117,14 +117,14 @@ class ParseResult:
     tree: Tree | None  # None only for an empty sentence
     fallback: str | None = None  # why a fallback tree was emitted
     threshold: float | None = None  # pruning threshold that succeeded
-    backoff: str | None = None  # why the unannotated grammar parsed it (``backoff``)
+    backoff: str | None = None  # why a coarser grammar parsed it (``backoff``)
 
 
 @dataclass
 class ParseStats:
     sentences: int = 0
     fallbacks: int = 0
-    backoffs: int = 0  # parsed with the unannotated grammar (``backoff``)
+    backoffs: int = 0  # parsed with a coarser grammar (``backoff``)
     retries: int = 0
     seconds: float = 0.0
     latent_flops: int = 0
@@ -176,10 +176,11 @@ class Parser:
 
     @property
     def backoff(self) -> Parser | None:
-        """The parser of the unannotated grammar for a parent-annotated one (see ``backoff``:
-        sentences no tree of the annotated grammar covers); None for other grammars."""
+        """The parser of the grammar one level coarser than this one's (``backoff``: for the
+        sentences no tree of this grammar covers; it backs off in turn); None for a grammar
+        binarized ``--vertical 1 --horizontal 0``."""
         if self._backoff is False:
-            projected = unannotated_pcfg(self.model)
+            projected = coarser_pcfg(self.model)
             self._backoff = (
                 None
                 if projected is None
@@ -325,7 +326,7 @@ class Parser:
         return [r for r in results if r is not None]
 
     def _back_off(self, sentences: Sequence[Sequence[str]], results: list[ParseResult]) -> None:
-        """Sentences the grammar gave no tree, parsed with the unannotated grammar when it has
+        """Sentences the grammar gave no tree, parsed with its coarser grammar when it has
         one (their results replaced in place); the rest keep their fallback trees."""
         todo = [
             i for i, r in enumerate(results) if r.fallback and r.fallback.startswith("no parse")

@@ -65,8 +65,8 @@ def command(
     One sentence per line, tokens separated by spaces; the output has exactly one tree per
     input line, in order, wrapped in (TOP ...). An empty line gives the empty tree ().
     A sentence that cannot be parsed gets a flat fallback tree, counted in the summary; with a
-    parent-annotated grammar (binarized with --vertical 2 or more) such a sentence is first
-    parsed with the grammar's unannotated projection, also counted.
+    grammar binarized with --vertical 2 or more or --horizontal 1 or more, such a sentence is
+    first parsed with the grammar's projection without those annotations (also counted).
 
     MODEL may be - to read the model file from stdin (INPUT is then a file).
 
@@ -102,5 +102,5 @@ def command(
         f"{stats.seconds:.1f} s ({rate:.1f} sentences/s), {stats.fallbacks} fallback"
         + (f" ({reasons})" if reasons else "")
         + (f", {stats.retries} retried with looser pruning" if stats.retries else "")
-        + (f", {stats.backoffs} backed off to the unannotated grammar" if stats.backoffs else "")
+        + (f", {stats.backoffs} backed off to a coarser grammar" if stats.backoffs else "")
     )
