@@ -32,6 +32,10 @@ from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.tree import Tree
 
+# Why a sentence got a fallback tree when no tree covers it (a coarser grammar may: backoff).
+NO_PARSE_COARSE = "no parse under the coarse grammar"
+NO_PARSE_LATENT = "no parse under the latent model"
+
 # Most spans the charts of one batch may hold (bounds memory: a few (spans, symbols) arrays).
 MAX_BATCH_SPANS = 20_000
 
@@ -269,7 +273,7 @@ class Parser:
         self.stats.coarse_seconds += time.perf_counter() - t0
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
-            results[s] = self.fallback(sentences[s], "no parse under the coarse grammar")
+            results[s] = self.fallback(sentences[s], NO_PARSE_COARSE)
         ok = np.isfinite(log_z)
         n = g.n_symbols
         if not self.latent:
@@ -322,14 +326,14 @@ class Parser:
                     still.append(s)
             pending = np.asarray(still, dtype=np.int64)
         for s in pending:
-            results[s] = self.fallback(sentences[s], "no parse under the latent model")
+            results[s] = self.fallback(sentences[s], NO_PARSE_LATENT)
         return [r for r in results if r is not None]
 
     def _back_off(self, sentences: Sequence[Sequence[str]], results: list[ParseResult]) -> None:
         """Sentences the grammar gave no tree, parsed with its coarser grammar when it has
         one (their results replaced in place); the rest keep their fallback trees."""
         todo = [
-            i for i, r in enumerate(results) if r.fallback and r.fallback.startswith("no parse")
+            i for i, r in enumerate(results) if r.fallback in (NO_PARSE_COARSE, NO_PARSE_LATENT)
         ]
         if not todo or self.backoff is None:
             return
@@ -364,11 +368,11 @@ class Parser:
         """Words tagged with their most likely pre-terminal, flat under the best root."""
         g = self.model.grammar
         coarse = self.model.coarse
+        by_word = self.rules_by_word
         leaves = []
         for t, word in enumerate(words):
             best, tag = -1.0, None
             for w in g.lexicon.lookup(word, t):
-                by_word = self.rules_by_word
                 for rule in by_word.order[by_word.ptr[w] : by_word.ptr[w + 1]]:
                     symbol = g.symbols[g.lexical[rule, 0]]
                     if coarse.lexical[rule] > best and symbol != labels.WORD:

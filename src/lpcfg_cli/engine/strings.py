@@ -155,7 +155,7 @@ class StringCharts:
 
 def token_words(
     grammar: Grammar, layout: SpanLayout, sentences: Sequence[Sequence[str]]
-) -> Triples:
+) -> tuple[np.ndarray, ...]:
     """(span, word id, weight) of every token of ``sentences``, as ``Lexicon.lookup_weighted``
     scores it (the parser's look-up), plus each entry's restriction (a word id whose
     pre-terminals the entry's rules are limited to, or -1)."""
