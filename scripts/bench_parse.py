@@ -67,8 +67,7 @@ REPEAT = 1
 def timed(command: list[str]) -> tuple[float, float]:
     """Median wall seconds of ``REPEAT`` runs of ``command`` and its peak resident memory
     (MB); this machine is shared, so single timings vary by 10-20 %."""
-    runs = sorted(_timed_once(command) for _ in range(REPEAT))
-    return runs[len(runs) // 2][0], max(r[1] for r in runs)
+    return timed_alternating([[command]])[0]
 
 
 def timed_alternating(commands: list[list[list[str]]]) -> list[tuple[float, float]]:
