@@ -37,6 +37,16 @@ def test_random_targets(tmp_path: Path) -> None:
     assert all(v >= 0 for by in kl.values() for v in by.values())
 
 
+def test_random_targets_jobs(tmp_path: Path) -> None:
+    """Targets run in worker processes give the figures of a serial run, in target order."""
+    args = ("--targets", "3", "--sizes", "300", "--em-iterations", "3")
+    serial = _run("wcfg_random.py", tmp_path / "serial", *args, "--jobs", "1")
+    parallel = _run("wcfg_random.py", tmp_path / "parallel", *args, "--jobs", "2")
+    assert parallel["jobs"] == 2
+    assert serial["kl_all"] == parallel["kl_all"]
+    assert len(serial["kl_all"]["unsupervised EM"]["300"]) == 3
+
+
 def test_dyck(tmp_path: Path) -> None:
     got = _run(
         "wcfg_dyck.py", tmp_path, "--sample", "300", "--seeds", "1", "--factors", "0.05",

@@ -18,6 +18,7 @@ from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.result import Chart
 from lpcfg_cli.engine.scaling import flush_rows, log_value
+from lpcfg_cli.model import ragged_ranges
 
 # Parent spans per kernel call: bounds the split-sum buffer (rows x M * M floats).
 CHUNK_SPANS = 2048
@@ -113,7 +114,9 @@ def latent_pass(
     n_sym, m = g.n_symbols, g.m
     keys = np.asarray(keys, dtype=np.int64)
     item_span, item_sym = keys // n_sym, keys % n_sym
-    span_first = np.searchsorted(item_span, np.arange(layout.n_spans + 1)).astype(np.int64)
+    # Items are sorted by span: the running count of items per span gives each span's first.
+    span_first = np.zeros(layout.n_spans + 1, dtype=np.int64)
+    np.cumsum(np.bincount(item_span, minlength=layout.n_spans), out=span_first[1:])
     dtype, flush = g.dtype, g.flush
     alpha = np.zeros((len(keys), m), dtype=dtype)
     sc = np.zeros(layout.n_spans)
@@ -186,26 +189,27 @@ def latent_pass(
 
     roots = layout.root_spans()
     log_z = np.full(len(roots), -np.inf)
-    z = np.zeros(len(roots))
-    for s, span in enumerate(roots):
-        if span >= 0:
-            lo, hi = span_first[span], span_first[span + 1]
-            z[s] = float(
-                np.einsum("ih,ih->", alpha[lo:hi], g.root[item_sym[lo:hi]], dtype=np.float64)
-            )
+    # Every root item and its sentence, as flat arrays: a Python loop over the sentences
+    # took 19 of the 29 s of supervised EM on 10^5 trees (scripts/wcfg_random.py).
     ok = roots >= 0
+    first = span_first[roots[ok]]
+    sizes = span_first[roots[ok] + 1] - first
+    root_item = ragged_ranges(first, sizes)
+    root_sent = np.repeat(np.flatnonzero(ok), sizes)
+    root_vec = g.root[item_sym[root_item]]
+    per_item = np.einsum("ih,ih->i", alpha[root_item], root_vec, dtype=np.float64)
+    z = np.bincount(root_sent, weights=per_item, minlength=len(roots))
     log_z[ok] = log_value(z[ok], sc[roots[ok]])
     chart = Chart(keys, alpha, None, sc, log_z, span_first, flops=flops)
     if not outside:
         return chart
 
     beta = np.zeros_like(alpha)
-    for s, span in enumerate(roots):
-        if span >= 0 and np.isfinite(log_z[s]):
-            lo, hi = span_first[span], span_first[span + 1]
-            beta[lo:hi] = g.root[item_sym[lo:hi]] / z[s]
-            if weights is not None:
-                beta[lo:hi] *= weights[s]
+    live = np.isfinite(log_z[root_sent])
+    start = (root_vec[live] / z[root_sent[live], None]).astype(beta.dtype)
+    if weights is not None:
+        start = start * np.asarray(weights, dtype=np.float64)[root_sent[live], None]
+    beta[root_item[live]] = start
     top = float(np.abs(beta).max(initial=0.0))
     rule_counts = np.zeros(len(g.packed) if counts else 0, dtype=dtype)
     flushed = layout.max_length + 1
