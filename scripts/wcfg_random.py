@@ -38,19 +38,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.learners.registry import learner
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.processes import process_map
 from lpcfg_cli.training import bracketed_data, text_data
 from lpcfg_cli.wcfg.completion import learn_unsupervised
 from lpcfg_cli.wcfg.distances import kl_divergence
@@ -141,22 +140,11 @@ def one_target(args: argparse.Namespace, t: int) -> dict:
     return out
 
 
-def _one_thread() -> None:
-    """Worker start-up: one BLAS thread per process, so ``--jobs`` processes share the cores
-    instead of oversubscribing them."""
-    threadpool_limits(1)
-
-
 def run(args: argparse.Namespace) -> dict:
     """All targets, ``args.jobs`` at a time (each in its own process, results in target
     order, so the figures do not depend on ``--jobs``)."""
     sizes = sorted(args.sizes)
-    if args.jobs > 1:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(args.jobs, mp_context=context, initializer=_one_thread) as pool:
-            per_target = list(pool.map(one_target, [args] * args.targets, range(args.targets)))
-    else:
-        per_target = [one_target(args, t) for t in range(args.targets)]
+    per_target = process_map(partial(one_target, args), range(args.targets), args.jobs)
     kl = {
         m: {s: [r["kl"][m, s] for r in per_target if (m, s) in r["kl"]] for s in sizes}
         for m in METHODS

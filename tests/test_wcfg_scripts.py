@@ -56,6 +56,16 @@ def test_dyck(tmp_path: Path) -> None:
     assert 0 < got["l1_mean"]["supervised spectral"]["0.05"] < 2
 
 
+def test_dyck_jobs(tmp_path: Path) -> None:
+    """Samples run in worker processes give the figures of a serial run, in seed order."""
+    args = ("--sample", "200", "--seeds", "2", "--factors", "0.05", "--bases", "2x4")
+    serial = _run("wcfg_dyck.py", tmp_path / "serial", *args, "--states", "2,3", "--jobs", "1")
+    parallel = _run("wcfg_dyck.py", tmp_path / "par", *args, "--states", "2,3", "--jobs", "2")
+    assert parallel["jobs"] == 2
+    assert serial["l1_all"] == parallel["l1_all"]
+    assert serial["states_chosen"] == parallel["states_chosen"]
+
+
 def test_wsj10(tmp_path: Path, ptb_split) -> None:
     got = _run(
         "wcfg_wsj10.py", tmp_path, "--table1", "1x11,6x14", "--table2", "1x11",
