@@ -27,7 +27,7 @@ import numpy as np
 
 from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.lexicon import Lexicon, Signatures, is_signature
+from lpcfg_cli.lexicon import Lexicon, RareWords, Signatures, is_signature
 from lpcfg_cli.tree import Tree, is_preterminal
 from lpcfg_cli.trees import iter_nodes, leaves
 
@@ -44,12 +44,14 @@ class Grammar:
     binarization: dict[str, Any] = field(default_factory=dict)
     rare: int = 1
     word_counts: list[int] | None = None  # training tokens per vocabulary entry
+    # The words trained as their signatures, which the parser gives back (``rarewords``).
+    rare_words: RareWords = field(default_factory=RareWords)
 
     def __post_init__(self) -> None:
         self.binary = np.asarray(self.binary, dtype=np.int64).reshape(-1, 3)
         self.lexical = np.asarray(self.lexical, dtype=np.int64).reshape(-1, 2)
         self.symbol_index = {s: i for i, s in enumerate(self.symbols)}
-        self.lexicon = Lexicon(self.words, self.known_words, self.word_counts)
+        self.lexicon = Lexicon(self.words, self.known_words, self.word_counts, self.rare)
         self._rule_index: dict[tuple[int, int, int], int] | None = None
         self._lex_index: dict[tuple[int, int], int] | None = None
 
@@ -122,6 +124,18 @@ class Grammar:
             raise LpcfgError("lexical rule refers to an unknown symbol or word")
         if len(set(self.symbols)) != n or len(set(self.words)) != v:
             raise LpcfgError("duplicate symbol or word")
+        rare = self.rare_words.words
+        if not all(isinstance(w, str) for w in rare) or len(set(rare)) != len(rare):
+            raise LpcfgError("rare words must be distinct strings")
+        table = self.rare_words.table
+        if table.size and (
+            table.min() < 0
+            or table[:, 0].max() >= len(self.rare_words)
+            or table[:, 1].max() >= n
+            or table[:, 2].max() >= v
+            or table[:, 3].min() < 1
+        ):
+            raise LpcfgError("rare-word table refers to an unknown word, symbol or signature")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,6 +145,7 @@ class Grammar:
             "binarization": self.binarization,
             "rare": self.rare,
             "word_counts": self.word_counts,
+            "rare_words": self.rare_words.words,
         }
 
 
@@ -231,7 +246,8 @@ def build_grammar(
 ) -> tuple[Grammar, CompiledTreebank]:
     """Index the rules of binarized ``trees`` and compile them into arrays.
 
-    Words seen at most ``rare`` times are counted under their signature. With
+    Words seen at most ``rare`` times are counted under their signature (and recorded in
+    ``Grammar.rare_words``, for the parser to give them back: ``rarewords``). With
     ``tie_emissions``, every pre-terminal gets a lexical rule for each word its final
     part-of-speech tag emits anywhere in the treebank (``NP+NNP -> Vinken`` exists if
     ``NNP -> Vinken`` was seen), so collapsed unary chains do not make the lexicon sparse.
@@ -264,6 +280,7 @@ def build_grammar(
     rules: dict[tuple[int, int, int], int] = {}
     lexrules: dict[tuple[int, int], int] = {}
     token_counts: Counter[int] = Counter()
+    rare_tokens: list[tuple[str, int, int]] = []
     for tree in trees:
         position = 0
         for node in iter_nodes(tree):  # pre-order: leaves come left to right
@@ -273,6 +290,8 @@ def build_grammar(
                 w = words.setdefault(token, len(words))
                 lexrules.setdefault((a, w), len(lexrules))
                 token_counts[w] += 1
+                if node[0] not in known:
+                    rare_tokens.append((node[0], a, w))
                 position += 1
             else:
                 rules.setdefault((a, symbol(node[0]), symbol(node[1])), len(rules))
@@ -287,6 +306,7 @@ def build_grammar(
         binarization=dict(binarization or {}),
         rare=rare,
         word_counts=[token_counts[i] for i in range(len(words))],
+        rare_words=RareWords.count(rare_tokens),
     )
     bank, dropped = compile_trees(grammar, trees)
     assert dropped == 0, "training trees must compile against their own grammar"

@@ -2,7 +2,8 @@
 
 Training words seen at most ``rare`` times are replaced by a word-shape signature, so that the
 grammar learns which pre-terminals take unseen words of each shape (in the manner of the
-Berkeley parser's ``UNK`` classes, made to work for any language):
+Berkeley parser's ``UNK`` classes, made to work for any language); the parser then knows
+them again (``RareWords``, ``rarewords``):
 
 - case of the cased letters: first word capitalised, capitalised, all capitals, mixed, lower;
   words whose letters have no case (Chinese, Japanese, Arabic, Hebrew, Thai...) ``NOCASE``;
@@ -28,7 +29,9 @@ A known word seen ``c`` times is scored ``(1 - l) q(a -> w) + l q(a -> s) c / (c
 with ``l = SMOOTH / (c + SMOOTH)`` for the pre-terminals ``a`` it has a rule for: its own
 rules, smoothed towards its signature's (a class of ``c_s`` training tokens, of which ``w``
 would be ``c``), in the manner of the Berkeley parser's lexicon, which smooths words seen
-fewer than 100 times towards their unknown-word class. What this smooths is the latent
+fewer than 100 times towards their unknown-word class. A rare training word given back by
+``rarewords`` (``c <= rare``) is smoothed towards its signature over all the signature's
+pre-terminals: its few tokens do not say which tags it can take. What this smooths is the latent
 states: a word seen twice under NN has seen two of NN's states, and its signature's rule
 spreads it over the states NN gives words of its shape. Letting the signature add
 pre-terminals the word never had (the Berkeley parser does) made the coarse pass 1.6-2.2x
@@ -46,6 +49,9 @@ import math
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
 
 SIGNATURE_PREFIX = "UNK"
 
@@ -215,7 +221,11 @@ class Lexicon:
     SMOOTH = 2.0
 
     def __init__(
-        self, words: Sequence[str], known: Iterable[str], counts: Sequence[int] | None = None
+        self,
+        words: Sequence[str],
+        known: Iterable[str],
+        counts: Sequence[int] | None = None,
+        rare: int = 0,
     ):
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
@@ -225,6 +235,7 @@ class Lexicon:
         counts = list(counts) if counts is not None else [1] * len(self.words)
         self.rare_total = max(1, sum(counts[i] for i in self.signature_ids))
         self.counts = counts
+        self.rare = rare
         # A known word's entries, by (word, first in the sentence): its signature was
         # recomputed for every token (0.29 s of a 10 s parse of the test split); bounded by
         # twice the vocabulary.
@@ -277,4 +288,34 @@ class Lexicon:
         if sig is None or self.SMOOTH == 0:
             return [(w, 1.0, -1)]
         lam = self.SMOOTH / (c + self.SMOOTH)
-        return [(w, 1.0 - lam, -1), (sig, lam * c / (c + self.counts[sig]), w)]
+        # A word seen at most ``rare`` times was trained as its signature and given back by
+        # ``rarewords``: its few tokens do not say which tags it can take, so its signature
+        # may lend it any of its own (a word seen once as VBD must still be a VBN).
+        free = c <= self.rare
+        return [(w, 1.0 - lam, -1), (sig, lam * c / (c + self.counts[sig]), -1 if free else w)]
+
+
+@dataclass
+class RareWords:
+    """The rare training words of a grammar and their tokens: row ``k`` of ``table`` says
+    that word ``words[table[k, 0]]`` stood ``table[k, 3]`` times under pre-terminal
+    ``table[k, 1]`` with signature (vocabulary id) ``table[k, 2]``."""
+
+    words: list[str] = field(default_factory=list)
+    table: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        self.table = np.asarray(self.table, dtype=np.int64).reshape(-1, 4)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @classmethod
+    def count(cls, tokens: Iterable[tuple[str, int, int]]) -> RareWords:
+        """From ``(word, pre-terminal, signature id)`` tokens, in order of first sight."""
+        counts = Counter(tokens)
+        index: dict[str, int] = {}
+        rows = []
+        for (word, a, sig), n in counts.items():
+            rows.append((index.setdefault(word, len(index)), a, sig, n))
+        return cls(list(index), np.array(rows, dtype=np.int64).reshape(-1, 4))

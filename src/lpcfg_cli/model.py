@@ -36,6 +36,7 @@ import numpy as np
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output, display_name
 from lpcfg_cli.grammar import Grammar
+from lpcfg_cli.lexicon import RareWords
 from lpcfg_cli.npzfile import read_npz, write_npz
 
 FORMAT = "lpcfg-model"
@@ -266,6 +267,7 @@ class LPCFG:
             "meta_json": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
             "rules_binary": self.grammar.binary,
             "rules_lexical": self.grammar.lexical,
+            "rare_table": self.grammar.rare_words.table,
             "states": self.states,
             "binary": self.binary,
             "lexical": self.lexical,
@@ -312,6 +314,10 @@ class LPCFG:
                 binarization=dict(gj.get("binarization", {})),
                 rare=int(gj.get("rare", 1)),
                 word_counts=gj.get("word_counts"),
+                rare_words=RareWords(
+                    list(gj.get("rare_words", [])),
+                    arrays.get("rare_table", np.zeros((0, 4), dtype=np.int64)),
+                ),
             )
             grammar.validate()
             coarse = PCFGParams(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from lpcfg_cli import labels
+from lpcfg_cli import labels, rarewords
 from lpcfg_cli.backoff import coarser_pcfg
 from lpcfg_cli.binarize import debinarize
 from lpcfg_cli.decode import best_labels, goodman_trees, max_rule_trees
@@ -141,6 +141,7 @@ class Parser:
     """Parses token sequences with ``model``; reusable across batches."""
 
     def __init__(self, model: LPCFG, options: ParserOptions | None = None):
+        model = rarewords.restore(model)  # the rare training words, known again
         self.model = model
         self.options = options or ParserOptions()
         self.prune = self.options.prune

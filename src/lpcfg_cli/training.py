@@ -43,8 +43,8 @@ class DataOptions:
 
     rare: int = hyper(
         1,
-        "Words seen at most this often become unknown-word signatures (with --input text "
-        "the default is 0: every word is kept).",
+        "Words seen at most this often are trained as unknown-word signatures, and known "
+        "again when parsing (with --input text the default is 0: every word is kept).",
         min=0,
     )
 
