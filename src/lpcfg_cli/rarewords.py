@@ -60,17 +60,14 @@ def restore(model: LPCFG) -> LPCFG:
     words = [w for w, k in zip(rare.words, keep, strict=True) if k]
     group = g.emission_groups()
     v = len(g.words)
-    # n(G, w, s) over the word's rows, and n(G, s) over every rare word's: rows keyed by
-    # (group, signature, word) and by (group, signature).
-    keys = (group[table[:, 1]] * v + table[:, 2]) * len(rare) + table[:, 0]
-    gws, inv = np.unique(keys, return_inverse=True)
-    n_gws = np.bincount(inv, weights=table[:, 3])
+    # n(G, s) over every rare word's rows and n(G, w, s) over each word's: the rows keyed by
+    # (group, signature), then by (group, signature, word).
+    gs_row = group[table[:, 1]] * v + table[:, 2]
+    gs, gs_inv = np.unique(gs_row, return_inverse=True)
+    n_gs = np.bincount(gs_inv, weights=table[:, 3])
+    gws, inv = np.unique(gs_row * len(rare) + table[:, 0], return_inverse=True)
     gs_of = gws // len(rare)
-    gs, gs_inv = np.unique(gs_of, return_inverse=True)
-    n_gs_all = np.bincount(
-        np.searchsorted(gs, group[table[:, 1]] * v + table[:, 2]), weights=table[:, 3]
-    )
-    share = n_gws / n_gs_all[gs_inv]  # (distinct (G, s, w),)
+    share = np.bincount(inv, weights=table[:, 3]) / n_gs[np.searchsorted(gs, gs_of)]
     word_of = new_id[gws % len(rare)]
     sig_of = gs_of % v
     group_of = gs_of // v
@@ -93,9 +90,7 @@ def restore(model: LPCFG) -> LPCFG:
         np.add.at(out, pair_of, lexical_padded[rules] * weight[:, None])
         return out
 
-    counts = np.bincount(
-        np.searchsorted(np.flatnonzero(keep), table[:, 0]), table[:, 3], minlength=len(words)
-    )
+    counts = np.bincount(table[:, 0], table[:, 3], minlength=len(rare))[keep]
     grammar = replace(
         g,
         words=[*g.words, *words],
