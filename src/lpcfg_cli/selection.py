@@ -8,6 +8,8 @@
 - ``Patience``: the best candidate so far of a sequence (EM iterations, split-merge cycles),
   and when to stop after ``patience`` candidates without improvement.
 - ``best_of``: the best of a finite set of candidates (a spectral state grid, ensembles).
+- ``search_states``: per-nonterminal state counts by coordinate ascent on dev F1 (Narayan &
+  Cohen 2016), for learners that can build a model for any state-count vector.
 
 Every learner that selects uses these, so ``--states 8,16 --dev`` or EM with early stopping
 is three lines of Python (see README) and not a loop in the command line.
@@ -19,6 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
@@ -124,3 +128,76 @@ def best_of(
     if best is None:
         raise ValueError("best_of needs at least one candidate")
     return best, history
+
+
+def search_states(
+    build: Callable[[np.ndarray], LPCFG],
+    start: np.ndarray,
+    symbols: Sequence[int],
+    values: Sequence[Sequence[int]],
+    dev: DevSet,
+    passes: int = 1,
+    report: Callable[[dict[str, Any]], None] | None = None,
+    scored: tuple[LPCFG, float] | None = None,
+) -> tuple[LPCFG, np.ndarray, list[dict[str, Any]]]:
+    """Per-nonterminal state counts chosen on dev F1 by coordinate ascent, in the spirit of
+    Narayan & Cohen (2016, "Optimizing spectral learning of latent-variable PCFGs"): from
+    ``start``, for each symbol of ``symbols`` in turn (most frequent first is the caller's
+    order) every count of ``values[i]`` is tried with the others fixed, and the best dev F1
+    is kept (a tie keeps the current count); ``passes`` rounds, stopping early after a round
+    that changed nothing. ``build(states)`` makes the model of a state-count vector. A vector
+    is scored once, however often the search reaches it; ``scored``: the start's model and
+    dev F1 when the caller has them (a grid's best), so it is not parsed again.
+
+    Returns the best model, its counts and one record per model scored (``symbol``: the
+    index tried, ``None`` for the start; ``states``: its count; ``dev_f1``; ``kept``)."""
+    if len(symbols) != len(values):
+        raise ValueError("one list of candidate counts per symbol")
+    states = np.asarray(start, dtype=np.int64).copy()
+    seen: dict[tuple[int, ...], float] = {}
+    history: list[dict[str, Any]] = []
+
+    def score(vector: np.ndarray, symbol: int | None) -> tuple[float, LPCFG]:
+        t0 = time.perf_counter()
+        model = build(vector)
+        f1 = round(dev.f1(model), 2)
+        seen[tuple(vector.tolist())] = f1
+        record = {
+            "symbol": symbol,
+            "states": int(vector[symbol]) if symbol is not None else None,
+            "total_states": int(vector.sum()),
+            "dev_f1": f1,
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+        history.append(record)
+        if report:
+            report(record)
+        return f1, model
+
+    if scored is None:
+        best_f1, best = score(states, None)
+    else:
+        best, best_f1 = scored
+        seen[tuple(states.tolist())] = best_f1
+        history.append(
+            {"symbol": None, "states": None, "total_states": int(states.sum()), "dev_f1": best_f1}
+        )
+    history[-1]["kept"] = True
+    for _ in range(passes):
+        changed = False
+        for a, options in zip(symbols, values, strict=True):
+            for v in options:
+                trial = states.copy()
+                trial[a] = v
+                if tuple(trial.tolist()) in seen:
+                    continue
+                f1, model = score(trial, a)
+                if f1 > best_f1:
+                    best_f1, best, states, changed = f1, model, trial, True
+                    for record in history:
+                        record["kept"] = False
+                    history[-1]["kept"] = True
+                del model
+        if not changed:
+            break
+    return best, states, history

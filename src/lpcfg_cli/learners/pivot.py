@@ -52,6 +52,14 @@ from lpcfg_cli.learners.base import (
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.products import accumulate_outer, apply_rules
+from lpcfg_cli.learners.statesearch import (
+    SEARCH_INERT,
+    check_search,
+    search_states_field,
+    search_symbols_field,
+    state_search_field,
+    tune_states,
+)
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet
 from lpcfg_cli.training import TrainingData
@@ -90,6 +98,9 @@ class PivotOptions:
         "frequency cap).",
         min=0.0,
     )
+    state_search: int = state_search_field()
+    search_states: tuple[int, ...] = search_states_field()
+    search_symbols: int = search_symbols_field()
     seed: int = hyper(0, SEED_HELP, min=0)
     rule_inside: tuple[str, ...] = ("node_rule",)
     rule_outside: tuple[str, ...] = ("parent", "parent2")
@@ -210,6 +221,7 @@ class PivotEstimator:
         self.keys_out = {t: outside[t] for t in opts.outside_features}
         self.nodes = bank.by_symbol(grammar.n_symbols)
         self.pcfg = train_pcfg(grammar, bank, {})
+        self._decompositions: dict[tuple[int, int], Decomposition] = {}  # (symbol, cap)
 
     @staticmethod
     def _one_hot(nodes: np.ndarray, keys: dict[str, np.ndarray], rows: dict[str, Any]):
@@ -278,13 +290,42 @@ class PivotEstimator:
         """The probabilistic model with ``m`` states per symbol."""
         if m < 1:
             raise LpcfgError("--states must be at least 1")
+        return self.model_for(np.full(self.grammar.n_symbols, m), meta, progress)
+
+    def bounds(self) -> np.ndarray:
+        """The most distinct states each symbol can have by its frequency (``state_count``;
+        its CCA rank may give it fewer)."""
+        n = np.array([len(nodes) for nodes in self.nodes])
+        per = self.options.state_count
+        if per <= 0:
+            return np.full(len(n), np.iinfo(np.int32).max, dtype=np.int64)
+        return np.maximum(1, n // per).astype(np.int64)
+
+    def model_for(
+        self,
+        caps: np.ndarray,
+        meta: dict[str, Any] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> LPCFG:
+        """The probabilistic model where symbol ``a`` has at most ``caps[a]`` distinct states
+        (every symbol padded to ``max(caps)`` with copies). Step 1 of each (symbol, cap) is
+        computed once and kept (``--state-search`` varies one symbol at a time)."""
+        caps = np.asarray(caps, dtype=np.int64)
+        if len(caps) != self.grammar.n_symbols or (caps < 1).any():
+            raise ValueError("one cap of at least 1 per symbol")
+        m = int(caps.max())
         t0 = time.perf_counter()
         g, opts = self.grammar, self.options
         decs = []
         for a in range(g.n_symbols):
-            decs.append(
-                self.decompose(a, m) if len(self.nodes[a]) else Decomposition(1, np.ones(1), {}, {})
-            )
+            key = (a, int(caps[a]))
+            if key not in self._decompositions:
+                self._decompositions[key] = (
+                    self.decompose(a, key[1])
+                    if len(self.nodes[a])
+                    else Decomposition(1, np.ones(1), {}, {})
+                )
+            decs.append(self._decompositions[key])
             if progress:
                 progress(1)
         t1 = time.perf_counter()
@@ -460,7 +501,28 @@ class PivotLearner(Learner):
             model.meta["dev_f1"] = round(dev.f1(model), 2)
             line += f", dev F1 {model.meta['dev_f1']:.2f} ({time.perf_counter() - t1:.1f} s)"
         progress.report(line)
+        if self.options.state_search and dev is not None:
+            meta = data.meta()
+            n = g.n_symbols
+            model = tune_states(
+                lambda caps: est.model_for(caps, meta),
+                np.full(n, self.options.states),
+                g,
+                np.array([len(nodes) for nodes in est.nodes]),
+                est.bounds(),
+                self.options,
+                dev,
+                progress,
+                scored=(model, model.meta["dev_f1"]),
+            )
+            model.meta["dev_f1"] = max(r["dev_f1"] for r in model.meta["state_search"])
         return model
+
+    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        return {} if self.options.state_search else dict(SEARCH_INERT)
+
+    def check(self, dev: bool) -> None:
+        check_search(self.options, dev)
 
 
 def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):

@@ -62,6 +62,14 @@ from lpcfg_cli.learners.features import (
 )
 from lpcfg_cli.learners.linalg import SVD, truncated_svd
 from lpcfg_cli.learners.pcfg import estimate_pcfg
+from lpcfg_cli.learners.statesearch import (
+    SEARCH_INERT,
+    check_search,
+    search_states_field,
+    search_symbols_field,
+    state_search_field,
+    tune_states,
+)
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet, best_of
 from lpcfg_cli.training import TrainingData
@@ -119,6 +127,9 @@ class SpectralOptions:
     feature_scaling: bool = hyper(
         True, "Spectral: weigh each active feature by sqrt(M / (count + 5))."
     )
+    state_search: int = state_search_field()
+    search_states: tuple[int, ...] = search_states_field()
+    search_symbols: int = search_symbols_field()
     seed: int = hyper(0, SEED_HELP, min=0)
     feature_offset: float = 5.0  # the 5 of sqrt(M / (count + 5))
 
@@ -196,10 +207,7 @@ class SpectralEstimator:
         if m < 1:
             raise LpcfgError("--states must be at least 1")
         self.decompose(m)
-        kept = np.array([svd.k for svd in self._svds])
-        per = self.options.state_count
-        by_count = np.maximum(1, self.counts // per).astype(np.int64) if per > 0 else m
-        states = np.maximum(1, np.minimum(np.minimum(kept, m), by_count))
+        states = np.minimum(self.bounds(), m)
         for label, cap in self.options.caps.items():
             a = self.grammar.symbol_index.get(label)
             if a is not None:
@@ -220,10 +228,29 @@ class SpectralEstimator:
             z[nodes, :k] = (psi @ svd.v[:, :k]) / svd.s[:k]
         return y, z
 
+    def bounds(self) -> np.ndarray:
+        """The most states each symbol can have: the SVD directions kept (``decompose``
+        first) and, with ``state_count``, the symbol's frequency."""
+        kept = np.array([svd.k for svd in self._svds], dtype=np.int64)
+        per = self.options.state_count
+        if per > 0:
+            kept = np.minimum(kept, np.maximum(1, self.counts // per))
+        return np.maximum(1, kept)
+
     def model(self, m: int, meta: dict[str, Any] | None = None) -> LPCFG:
         """The tensor-form model with at most ``m`` states per nonterminal."""
+        model = self.model_for(self.states_for(m), meta)
+        model.meta["states_requested"] = m
+        return model
+
+    def model_for(self, states: np.ndarray, meta: dict[str, Any] | None = None) -> LPCFG:
+        """The tensor-form model with ``states[a]`` states for symbol ``a`` (each at most
+        the directions ``decompose`` kept for it)."""
         t0 = time.perf_counter()
-        states = self.states_for(m)
+        states = np.asarray(states, dtype=np.int64)
+        kept = np.array([svd.k for svd in self._svds])
+        if len(states) != self.grammar.n_symbols or (states < 1).any() or (states > kept).any():
+            raise ValueError("state counts must be between 1 and the directions kept")
         y, z = self.project(states)
         g, bank, opts = self.grammar, self.bank, self.options
         y_mean = _group_mean(bank.symbol, y, g.n_symbols)
@@ -238,7 +265,6 @@ class SpectralEstimator:
         model.meta.update(
             {
                 "method": "spectral",
-                "states_requested": m,
                 "spectral": to_dict(opts),
                 "singular_values": {
                     g.symbols[a]: np.round(svd.s, 6).tolist() for a, svd in enumerate(self._svds)
@@ -307,15 +333,19 @@ class SpectralLearner(Learner):
     Options = SpectralOptions
 
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+        found = {}
         if self.options.lexical_count != 0:
-            return {
-                "lexical_weight": "unless --lexical-count is 0 (it replaces the count-based weight)"
-            }
-        return {}
+            found["lexical_weight"] = (
+                "unless --lexical-count is 0 (it replaces the count-based weight)"
+            )
+        if not self.options.state_search:
+            found.update(SEARCH_INERT)
+        return found
 
     def check(self, dev: bool) -> None:
         if len(self.options.states) > 1 and not dev:
             raise LpcfgError("a --states grid needs --dev to choose among its values")
+        check_search(self.options, dev)
 
     def _fit(
         self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
@@ -327,8 +357,9 @@ class SpectralLearner(Learner):
         if unknown:
             raise LpcfgError(f"--cap names a nonterminal not in the training trees: {unknown[0]!r}")
         est = SpectralEstimator(g, data.bank, data.originals, opts)
+        largest = max(opts.states + (opts.search_states if opts.state_search else ()))
         with progress.bar(total=g.n_symbols, desc="svd", unit="nt") as bar:
-            est.decompose(max(opts.states), progress=bar.update)
+            est.decompose(largest, progress=bar.update)
         sec = est.seconds
         progress.report(
             f"features {sec['features']:.1f} s, SVD of {g.n_symbols} "
@@ -361,6 +392,36 @@ class SpectralLearner(Learner):
         best.meta["dev_grid"] = history
         if len(opts.states) > 1:
             progress.report(f"selected states {best.meta['states_requested']}")
+        if opts.state_search and dev is not None:
+            grid_f1 = max(record["dev_f1"] for record in history)  # the grid's best
+            best = self._search(est, best, grid_f1, dev, data.meta(), progress)
+        return best
+
+    def _search(
+        self,
+        est: SpectralEstimator,
+        start: LPCFG,
+        start_f1: float,
+        dev: DevSet,
+        meta: dict[str, Any],
+        progress: Progress,
+    ) -> LPCFG:
+        """``--state-search`` from the grid's best model (``statesearch.tune_states``), each
+        count bounded by the symbol's SVD directions and frequency
+        (``SpectralEstimator.bounds``)."""
+        grid = {k: start.meta[k] for k in ("dev_grid", "states_requested") if k in start.meta}
+        best = tune_states(
+            lambda states: est.model_for(states, meta),
+            start.states,
+            est.grammar,
+            est.counts,
+            est.bounds(),
+            self.options,
+            dev,
+            progress,
+            scored=(start, start_f1),
+        )
+        best.meta.update(grid)
         return best
 
 
