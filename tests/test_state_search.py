@@ -162,11 +162,13 @@ def test_pivot_model_for_caps_symbols_one_at_a_time(synthetic):
 def test_pivot_state_search_records_its_choice(synthetic, tmp_path):
     data, dev, dev_file = _learning(synthetic, tmp_path)
     options = PivotOptions(
-        states=2, state_count=0, state_search=1, search_states=(1, 2), search_symbols=2
+        states=2, state_count=0, state_search=1, search_states=(1, 2, 3), search_symbols=2
     )
     model = PivotLearner(options).fit(data, dev=dev)
     history = model.meta["state_search"]
-    assert history[0]["symbol"] is None and len(history) == 1 + 2  # each symbol tries 1
+    # Each symbol tries 1: 3 would pad every symbol to 3 states, and is above --states.
+    assert history[0]["symbol"] is None and len(history) == 1 + 2
+    assert all(r["states"] == 1 for r in history[1:])
     assert model.meta["dev_f1"] == max(r["dev_f1"] for r in history)
     assert round(dev.f1(model), 2) == model.meta["dev_f1"]
     r = invoke("train", "--method", "pivot", "--state-search", "1", dev_file, "-o", tmp_path / "m")

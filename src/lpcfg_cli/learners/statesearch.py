@@ -40,7 +40,7 @@ def search_states_field() -> Any:
     return hyper(
         (8, 16, 24, 32),
         "Spectral, pivot: the state counts --state-search tries for each nonterminal, "
-        "comma-separated.",
+        "comma-separated (pivot: those up to --states).",
         min=1,
     )
 
