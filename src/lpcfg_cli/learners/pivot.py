@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners import statesearch
 from lpcfg_cli.learners.anchors import anchor_posteriors, cca_vectors
 from lpcfg_cli.learners.base import (
     SEED_HELP,
@@ -52,14 +53,6 @@ from lpcfg_cli.learners.base import (
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.products import accumulate_outer, apply_rules
-from lpcfg_cli.learners.statesearch import (
-    SEARCH_INERT,
-    check_search,
-    search_states_field,
-    search_symbols_field,
-    state_search_field,
-    tune_states,
-)
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet
 from lpcfg_cli.training import TrainingData
@@ -98,9 +91,9 @@ class PivotOptions:
         "frequency cap).",
         min=0.0,
     )
-    state_search: int = state_search_field()
-    search_states: tuple[int, ...] = search_states_field()
-    search_symbols: int = search_symbols_field()
+    state_search: int = statesearch.state_search_field()
+    search_states: tuple[int, ...] = statesearch.search_states_field()
+    search_symbols: int = statesearch.search_symbols_field()
     seed: int = hyper(0, SEED_HELP, min=0)
     rule_inside: tuple[str, ...] = ("node_rule",)
     rule_outside: tuple[str, ...] = ("parent", "parent2")
@@ -504,7 +497,7 @@ class PivotLearner(Learner):
         if self.options.state_search and dev is not None:
             meta = data.meta()
             n = g.n_symbols
-            model = tune_states(
+            model = statesearch.tune_states(
                 lambda caps: est.model_for(caps, meta),
                 np.full(n, self.options.states),
                 g,
@@ -522,10 +515,10 @@ class PivotLearner(Learner):
         return model
 
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
-        return {} if self.options.state_search else dict(SEARCH_INERT)
+        return {} if self.options.state_search else dict(statesearch.SEARCH_INERT)
 
     def check(self, dev: bool) -> None:
-        check_search(self.options, dev)
+        statesearch.check_search(self.options, dev)
 
 
 def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):

@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners import statesearch
 from lpcfg_cli.learners.base import (
     SEED_HELP,
     STATES_HELP,
@@ -62,14 +63,6 @@ from lpcfg_cli.learners.features import (
 )
 from lpcfg_cli.learners.linalg import SVD, truncated_svd
 from lpcfg_cli.learners.pcfg import estimate_pcfg
-from lpcfg_cli.learners.statesearch import (
-    SEARCH_INERT,
-    check_search,
-    search_states_field,
-    search_symbols_field,
-    state_search_field,
-    tune_states,
-)
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet, best_of
 from lpcfg_cli.training import TrainingData
@@ -127,9 +120,9 @@ class SpectralOptions:
     feature_scaling: bool = hyper(
         True, "Spectral: weigh each active feature by sqrt(M / (count + 5))."
     )
-    state_search: int = state_search_field()
-    search_states: tuple[int, ...] = search_states_field()
-    search_symbols: int = search_symbols_field()
+    state_search: int = statesearch.state_search_field()
+    search_states: tuple[int, ...] = statesearch.search_states_field()
+    search_symbols: int = statesearch.search_symbols_field()
     seed: int = hyper(0, SEED_HELP, min=0)
     feature_offset: float = 5.0  # the 5 of sqrt(M / (count + 5))
 
@@ -339,13 +332,13 @@ class SpectralLearner(Learner):
                 "unless --lexical-count is 0 (it replaces the count-based weight)"
             )
         if not self.options.state_search:
-            found.update(SEARCH_INERT)
+            found.update(statesearch.SEARCH_INERT)
         return found
 
     def check(self, dev: bool) -> None:
         if len(self.options.states) > 1 and not dev:
             raise LpcfgError("a --states grid needs --dev to choose among its values")
-        check_search(self.options, dev)
+        statesearch.check_search(self.options, dev)
 
     def _fit(
         self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
@@ -410,7 +403,7 @@ class SpectralLearner(Learner):
         count bounded by the symbol's SVD directions and frequency
         (``SpectralEstimator.bounds``)."""
         grid = {k: start.meta[k] for k in ("dev_grid", "states_requested") if k in start.meta}
-        best = tune_states(
+        best = statesearch.tune_states(
             lambda states: est.model_for(states, meta),
             start.states,
             est.grammar,
