@@ -1,5 +1,5 @@
-"""Max-rule-product decoding: anchored rule posteriors and the chosen trees against brute
-force enumeration of trees and latent assignments."""
+"""Max-rule-product and variational decoding: anchored rule posteriors and the chosen trees
+against brute force enumeration of trees and latent assignments."""
 
 from __future__ import annotations
 
@@ -40,11 +40,16 @@ def _binary_nodes(g, t, i: int, nodes: list) -> int:
     return j
 
 
-def _objective(nodes, items, expected, node_mu) -> float:
-    """log of prod q(rule) * mu(root) (max-rule-product's objective)."""
+def _objective(nodes, items, expected, node_mu, variational) -> float:
+    """The log of the decoder's objective for one tree: max-rule-product, the product of
+    every anchored rule's posterior (binary rules, the pre-terminals' lexical rules, the
+    root's); variational, prod q(rule) * mu(root) with q = r / mu(parent)."""
     total = math.log(node_mu[items[-1]])
     for a, b, c, i, k, j in nodes:
-        total += math.log(expected[(a, b, c, i, k, j)] / node_mu[(a, i, j)])
+        r = expected[(a, b, c, i, k, j)]
+        total += math.log(r / node_mu[(a, i, j)] if variational else r)
+    if not variational:
+        total += sum(math.log(node_mu[item]) for item in items if item[2] - item[1] == 1)
     return total
 
 
@@ -57,8 +62,9 @@ def _chart(model, sentences):
     return layout, latent_pass(lg, layout, keys, lex, rules=True)
 
 
+@pytest.mark.parametrize("variational", [False, True])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_rule_posteriors_and_max_rule_product_trees_match_enumeration(seed):
+def test_rule_posteriors_and_max_rule_trees_match_enumeration(seed, variational):
     model = random_lpcfg(
         n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
     )
@@ -82,7 +88,15 @@ def test_rule_posteriors_and_max_rule_product_trees_match_enumeration(seed):
         s, key = anchored(p_, x_, y_)
         got.setdefault(s, {})[key] = v
     trees = max_rule_trees(
-        layout, chart.keys, n, marg, chart.rules, np.ones(n, bool), g.symbols, sentences
+        layout,
+        chart.keys,
+        n,
+        marg,
+        chart.rules,
+        np.ones(n, bool),
+        g.symbols,
+        sentences,
+        variational=variational,
     )
     for s, words in enumerate(sentences):
         trees_s = _enumerate(model, words)
@@ -100,13 +114,16 @@ def test_rule_posteriors_and_max_rule_product_trees_match_enumeration(seed):
         for key, value in expected.items():
             assert got[s].get(key, 0.0) == pytest.approx(value, rel=1e-9, abs=1e-12)
 
-        # The decoder's tree maximises prod q(rule) * mu(root) over every tree.
-        best = max(_objective(nodes, items, expected, node_mu) for _, nodes, items in trees_s)
+        # The decoder's tree maximises its objective over every tree.
+        scores = [
+            _objective(nodes, items, expected, node_mu, variational) for _, nodes, items in trees_s
+        ]
+        best = max(scores)
         chosen = trees[s]
         assert chosen is not None
         found = [
-            _objective(nodes, items, expected, node_mu)
-            for _, nodes, items in trees_s
+            score
+            for score, (_, nodes, items) in zip(scores, trees_s, strict=True)
             if _as_tree(nodes, items, g) == _canonical(chosen, g)
         ]
         assert found and found[0] == pytest.approx(best, rel=1e-9)
@@ -134,13 +151,14 @@ def _canonical(tree, g):
     return frozenset(items)
 
 
-def test_parser_decodes_max_rule_product_for_single_models_ensembles_and_pcfgs():
+@pytest.mark.parametrize("decode", ["max-rule-product", "variational"])
+def test_parser_decodes_max_rule_trees_for_single_models_ensembles_and_pcfgs(decode):
     """A bundle of a model with itself decodes as the model alone (the product of equal
     posteriors is the same posterior); a PCFG (one state per symbol) gets its rule
     posteriors from a latent pass; every sentence with a parse gets a tree."""
     model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
     sentences = short_sentences(model, 12, 8, seed=5)
-    opts = ParserOptions(decode="max-rule-product", prune=0.0)
+    opts = ParserOptions(decode=decode, prune=0.0)
     alone = Parser(model, opts).parse(sentences)
     assert all(r.fallback is None for r in alone)
     twice = Parser(model.bundle(model), opts).parse(sentences)

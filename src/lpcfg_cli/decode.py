@@ -7,10 +7,16 @@ longer spans; the whole-sentence span prefers a symbol that is not an intermedia
 symbol of the binarization.
 
 Max-rule-product (Petrov & Klein 2007, the Berkeley parser's default): the binarized tree
-maximising the product over its anchored binary rules of ``q(a -> b c, i, k, j) =
-r(a -> b c, i, k, j) / mu(a, i, j)``, the rule's posterior given its parent's (the lexical
-rules' ``q`` is 1: one word per pre-terminal), times the root item's marginal. Unlike
-max-marginal, every node of the result is expanded by a rule of the grammar.
+maximising the product of the posteriors ``r(e)`` of its anchored rules: every binary rule
+``r(a -> b c, i, k, j)``, every lexical rule (its pre-terminal item's marginal, as the
+Berkeley parser scores ``TAG -> word``) and the root item's marginal (its ``ROOT -> A``).
+Variational (Matsuzaki et al. 2005; the Berkeley parser's ``-variational``): the product of
+``q = r(a -> b c, i, k, j) / mu(a, i, j)``, each rule's posterior given its parent's (the
+lexical rules' ``q`` is 1), times the root item's marginal: the best tree of the PCFG that
+approximates the latent model. (Until 2026-11-25 lpcfg called this one max-rule-product; the
+Berkeley parser's source, ``CoarseToFineMaxRuleParser``, divides by the parent's posterior
+only with ``-variational``.) Unlike max-marginal, every node of either result is expanded
+by a rule of the grammar.
 
 Negative marginals: tensor-form (spectral) models can give negative or tiny marginals, since
 their parameters are only identified up to linear transforms and estimated with noise. We
@@ -122,8 +128,10 @@ def max_rule_trees(
     root_ok: np.ndarray,
     symbols: Sequence[str],
     sentences: Sequence[Sequence[str]],
+    variational: bool = False,
 ) -> list[Tree | None]:
-    """The max-rule-product binarized tree of every sentence (None where none exists).
+    """The max-rule-product (or with ``variational`` the variational) binarized tree of
+    every sentence (None where none exists; see the module docstring).
 
     ``keys``: the chart's items (sorted ``span * n_symbols + symbol``, so that an item's
     children come before it); ``marginals`` their posteriors; ``rules``: the anchored
@@ -133,17 +141,20 @@ def max_rule_trees(
     item_span, item_sym = keys // n_symbols, keys % n_symbols
     mu = np.abs(marginals)
     with np.errstate(divide="ignore", invalid="ignore"):
-        # q = r / mu is a conditional probability: at most 1 (log 0). Rounding in single
-        # precision can exceed it, and a parent whose marginal was flushed to zero while a
-        # rule below it kept some mass gave +inf (a tree of nothing but such items).
-        score = np.where(
-            mu[it] > 0, np.minimum(np.log(np.abs(post)) - np.log(mu[it]), 0.0), -np.inf
-        )
         log_mu = np.log(mu)
+        # Both factors are probabilities: at most 1 (log 0). Rounding in single precision
+        # can exceed it, and (variational) a parent whose marginal was flushed to zero while
+        # a rule below it kept some mass gave +inf (a tree of nothing but such items).
+        log_r = np.log(np.abs(post))
+        if variational:
+            score = np.where(mu[it] > 0, np.minimum(log_r - log_mu[it], 0.0), -np.inf)
+        else:
+            score = np.minimum(log_r, 0.0)
     order = np.argsort(it, kind="stable")
-    leaf = layout.span_len[item_span] == 1
+    leaf = (layout.span_len[item_span] == 1) & (mu > 0)
+    leaf_score = np.zeros(len(keys)) if variational else np.minimum(log_mu, 0.0)
     best, back = _best_rules(
-        len(keys), it[order], x[order], y[order], score[order], leaf & (mu > 0)
+        len(keys), it[order], x[order], y[order], score[order], leaf, leaf_score
     )
     back = np.where(back >= 0, order[np.maximum(back, 0)], -1)
     span_first = np.searchsorted(item_span, np.arange(layout.n_spans + 1))
@@ -166,14 +177,15 @@ def max_rule_trees(
 
 
 @nb.njit(cache=True, nogil=True)
-def _best_rules(n_items, it, x, y, score, leaf):
-    """Best log score of every item's subtree and the candidate that gives it; candidates
-    sorted by parent item, whose children are earlier items (shorter spans)."""
+def _best_rules(n_items, it, x, y, score, leaf, leaf_score):
+    """Best log score of every item's subtree and the candidate that gives it (a leaf item
+    scores ``leaf_score``); candidates sorted by parent item, whose children are earlier
+    items (shorter spans)."""
     best = np.full(n_items, -np.inf)
     back = np.full(n_items, -1, dtype=np.int64)
     for i in range(n_items):
         if leaf[i]:
-            best[i] = 0.0
+            best[i] = leaf_score[i]
     for c in range(len(it)):
         v = score[c] + best[x[c]] + best[y[c]]
         if v > best[it[c]]:

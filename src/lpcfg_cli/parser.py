@@ -69,9 +69,10 @@ class ParserOptions:
 
     decode: str = hyper(
         "max-marginal",
-        "Tree chosen from the posteriors: max-marginal (Goodman; the spectral papers') or "
-        "max-rule-product (Petrov & Klein 2007; the Berkeley parser's).",
-        choices=("max-marginal", "max-rule-product"),
+        "Tree chosen from the posteriors: max-marginal (Goodman; the spectral papers'), "
+        "max-rule-product (Petrov & Klein 2007; the Berkeley parser's default) or "
+        "variational (Matsuzaki et al. 2005; the Berkeley parser's -variational).",
+        choices=("max-marginal", "max-rule-product", "variational"),
     )
 
     def __post_init__(self) -> None:
@@ -163,7 +164,7 @@ class Parser:
         )
         dtype = np.float32 if largest < 1e20 else np.float64
         # One latent grammar per model of an ensemble; none for the bare treebank PCFG,
-        # whose coarse pass already gives the posteriors (max-rule-product needs the rule
+        # whose coarse pass already gives the posteriors (the rule-product decoders need the rule
         # posteriors of a latent pass, which for it has one state per symbol).
         self.latent = (
             []
@@ -296,7 +297,7 @@ class Parser:
             allowed = keys[(mu >= thr) & keep[item_sent]]
             t0 = time.perf_counter()
             charts = []
-            mrp = self.options.decode == "max-rule-product"
+            mrp = self.options.decode in ("max-rule-product", "variational")
             for lg in self.latent:
                 lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
                 charts.append(latent_pass(lg, layout, allowed, lex, rules=mrp))
@@ -315,6 +316,7 @@ class Parser:
                     self.root_ok,
                     self.symbols,
                     sentences,
+                    variational=self.options.decode == "variational",
                 )
             else:
                 trees = self._decode(layout, items // n, items % n, marg, sentences)

@@ -103,7 +103,7 @@ def latent_pass(
     summed into the pre-terminal items. With ``counts`` the chart also holds expected rule
     counts ``(R, M, M * M)`` in the grammar's rule order (EM's E-step; they need ``outside``).
     With ``rules`` the chart also holds every anchored binary rule's posterior
-    (``Chart.rules``: parent, left and right items and posterior; for max-rule-product
+    (``Chart.rules``: parent, left and right items and posterior; for the rule-product
     decoding; needs ``outside``). ``weights`` (one per sentence) start sentence ``s``'s
     outside pass from ``weights[s]`` times the usual root vector, so that its outside
     vectors, posteriors and expected counts count it that many times (a sentence seen
