@@ -263,7 +263,7 @@ def test_bracketed_sentences_are_trees_of_the_same_model():
 
 
 def test_a_symbol_with_lexical_and_binary_rules_goes_everywhere(tmp_path):
-    """X rewrites to words and to X X: model files, parsing (both decodings, pruned or not),
+    """X rewrites to words and to X X: model files, parsing (every decoding, pruned or not),
     fallbacks, sampling and EM accept it."""
     data = text_data([["a", "b", "a"], ["b", "b"], ["a"]] * 3)
     model = EMLearner(EMOptions(states=2, iterations=2)).fit(data)
@@ -271,7 +271,7 @@ def test_a_symbol_with_lexical_and_binary_rules_goes_everywhere(tmp_path):
     model = LPCFG.load(tmp_path / "m.npz")
     assert model.grammar.is_preterminal[0] and model.grammar.is_interterminal[0]
     assert model.check_probabilistic() < 1e-9
-    for decode in ("max-marginal", "max-rule-product"):
+    for decode in ("max-marginal", "max-rule-product", "variational"):
         for prune in (0.0, 3e-4):
             parser = Parser(model, ParserOptions(prune=prune, decode=decode))
             results = parser.parse([["a", "b", "b", "a"], ["b"], []])
