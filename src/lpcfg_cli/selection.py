@@ -182,7 +182,7 @@ def search_states(
         history.append(
             {"symbol": None, "states": None, "total_states": int(states.sum()), "dev_f1": best_f1}
         )
-    history[-1]["kept"] = True
+    kept = len(history) - 1  # the record of the best so far
     for _ in range(passes):
         changed = False
         for a, options in zip(symbols, values, strict=True):
@@ -194,10 +194,10 @@ def search_states(
                 f1, model = score(trial, a)
                 if f1 > best_f1:
                     best_f1, best, states, changed = f1, model, trial, True
-                    for record in history:
-                        record["kept"] = False
-                    history[-1]["kept"] = True
+                    kept = len(history) - 1
                 del model
         if not changed:
             break
+    for i, record in enumerate(history):
+        record["kept"] = i == kept
     return best, states, history

@@ -213,6 +213,7 @@ class PivotEstimator:
         self.keys_in = {t: inside[t] for t in opts.inside_features}
         self.keys_out = {t: outside[t] for t in opts.outside_features}
         self.nodes = bank.by_symbol(grammar.n_symbols)
+        self.counts = np.array([len(nodes) for nodes in self.nodes], dtype=np.int64)
         self.pcfg = train_pcfg(grammar, bank, {})
         self._decompositions: dict[tuple[int, int], Decomposition] = {}  # (symbol, cap)
 
@@ -288,11 +289,10 @@ class PivotEstimator:
     def bounds(self) -> np.ndarray:
         """The most distinct states each symbol can have by its frequency (``state_count``;
         its CCA rank may give it fewer)."""
-        n = np.array([len(nodes) for nodes in self.nodes])
         per = self.options.state_count
         if per <= 0:
-            return np.full(len(n), np.iinfo(np.int32).max, dtype=np.int64)
-        return np.maximum(1, n // per).astype(np.int64)
+            return np.full(len(self.counts), np.iinfo(np.int32).max, dtype=np.int64)
+        return np.maximum(1, self.counts // per).astype(np.int64)
 
     def model_for(
         self,
@@ -496,12 +496,11 @@ class PivotLearner(Learner):
         progress.report(line)
         if self.options.state_search and dev is not None:
             meta = data.meta()
-            n = g.n_symbols
             model = statesearch.tune_states(
                 lambda caps: est.model_for(caps, meta),
-                np.full(n, self.options.states),
+                np.full(g.n_symbols, self.options.states),
                 g,
-                np.array([len(nodes) for nodes in est.nodes]),
+                est.counts,
                 # Every symbol is padded to the largest count, so one count above --states
                 # would make the rule step and the parser pay for it everywhere (measured:
                 # NP at 24 of m = 16 took 170 s to build and score, NP at 8 took 38 s).

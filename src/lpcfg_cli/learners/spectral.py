@@ -200,12 +200,7 @@ class SpectralEstimator:
         if m < 1:
             raise LpcfgError("--states must be at least 1")
         self.decompose(m)
-        states = np.minimum(self.bounds(), m)
-        for label, cap in self.options.caps.items():
-            a = self.grammar.symbol_index.get(label)
-            if a is not None:
-                states[a] = max(1, min(int(states[a]), cap))
-        return states
+        return np.minimum(self.bounds(), m)
 
     def project(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(Y, Z)``: inside and outside projections of every node, padded to max m_a."""
@@ -221,14 +216,22 @@ class SpectralEstimator:
             z[nodes, :k] = (psi @ svd.v[:, :k]) / svd.s[:k]
         return y, z
 
+    def kept(self) -> np.ndarray:
+        """The SVD directions ``decompose`` kept for each symbol."""
+        return np.array([svd.k for svd in self._svds], dtype=np.int64)
+
     def bounds(self) -> np.ndarray:
-        """The most states each symbol can have: the SVD directions kept (``decompose``
-        first) and, with ``state_count``, the symbol's frequency."""
-        kept = np.array([svd.k for svd in self._svds], dtype=np.int64)
+        """The most states each symbol may have: the SVD directions kept (``decompose``
+        first), with ``state_count`` the symbol's frequency, and its ``--cap``."""
+        bound = self.kept()
         per = self.options.state_count
         if per > 0:
-            kept = np.minimum(kept, np.maximum(1, self.counts // per))
-        return np.maximum(1, kept)
+            bound = np.minimum(bound, np.maximum(1, self.counts // per))
+        for label, cap in self.options.caps.items():
+            a = self.grammar.symbol_index.get(label)
+            if a is not None:
+                bound[a] = min(bound[a], cap)
+        return np.maximum(1, bound)
 
     def model(self, m: int, meta: dict[str, Any] | None = None) -> LPCFG:
         """The tensor-form model with at most ``m`` states per nonterminal."""
@@ -241,8 +244,11 @@ class SpectralEstimator:
         the directions ``decompose`` kept for it)."""
         t0 = time.perf_counter()
         states = np.asarray(states, dtype=np.int64)
-        kept = np.array([svd.k for svd in self._svds])
-        if len(states) != self.grammar.n_symbols or (states < 1).any() or (states > kept).any():
+        if (
+            len(states) != self.grammar.n_symbols
+            or (states < 1).any()
+            or (states > self.kept()).any()
+        ):
             raise ValueError("state counts must be between 1 and the directions kept")
         y, z = self.project(states)
         g, bank, opts = self.grammar, self.bank, self.options
@@ -400,7 +406,7 @@ class SpectralLearner(Learner):
         progress: Progress,
     ) -> LPCFG:
         """``--state-search`` from the grid's best model (``statesearch.tune_states``), each
-        count bounded by the symbol's SVD directions and frequency
+        count bounded by the symbol's SVD directions, frequency and ``--cap``
         (``SpectralEstimator.bounds``)."""
         grid = {k: start.meta[k] for k in ("dev_grid", "states_requested") if k in start.meta}
         best = statesearch.tune_states(

@@ -75,17 +75,12 @@ def tune_states(
 ) -> LPCFG:
     """The best model of ``search_states`` from the counts ``start`` over the
     ``options.search_symbols`` symbols with the most training nodes (``counts``), each
-    trying ``options.search_states`` capped by ``bounds`` (and by a ``--cap``, where the
-    options have one), for ``options.state_search`` rounds. The chosen model's metadata gets
+    trying ``options.search_states`` capped by ``bounds`` (what the learner's estimator says
+    the symbol can have), for ``options.state_search`` rounds. The chosen model's metadata gets
     ``state_search`` (every count tried, by symbol name, and its dev F1) and
     ``searched_states`` (the counts of the symbols that moved)."""
     order = [int(a) for a in np.argsort(-counts, kind="stable") if counts[a] > 0]
     symbols = order[: options.search_symbols]
-    bounds = np.array(bounds, dtype=np.int64)
-    for label, cap in getattr(options, "caps", {}).items():  # a --cap holds in the search too
-        if label in grammar.symbol_index:
-            a = grammar.symbol_index[label]
-            bounds[a] = min(bounds[a], cap)
     values = [sorted({min(int(v), int(bounds[a])) for v in options.search_states}) for a in symbols]
 
     def line(rec: dict[str, Any]) -> None:
