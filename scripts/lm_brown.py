@@ -9,6 +9,7 @@ half), as the paper does. Perplexity counts every word and every ``</s>``, unkno
 ``<unk>`` (``lpcfg_cli.lm.evaluate``), the same for every method. Writes markdown and JSON.
 
     python scripts/lm_brown.py --data data/brown --out out/lm_brown
+    python scripts/lm_brown.py --prior 5 --out out/lm_brown_prior   # MAP EM (not the paper's)
 """
 
 from __future__ import annotations
@@ -56,6 +57,12 @@ def main() -> int:
     ap.add_argument("--out", default="out/lm_brown", help="writes OUT.md and OUT.json")
     ap.add_argument("--states", default=",".join(map(str, STATES)), help="values of m")
     ap.add_argument("--seeds", default="0,1,2", help="seeds; each cell is their mean and sd")
+    ap.add_argument(
+        "--prior",
+        type=float,
+        default=0.0,
+        help="every method's EM with this Dirichlet pseudo-count on r (0: the paper's EM)",
+    )
     args = ap.parse_args()
     states = [int(x) for x in args.states.split(",")]
     seeds = [int(x) for x in args.seeds.split(",")]
@@ -80,7 +87,7 @@ def main() -> int:
         for m in states:
             em_best = float("inf")
             for method in METHODS:
-                opts = OPTIONS[method](states=m, seed=seed)
+                opts = OPTIONS[method](states=m, seed=seed, prior=args.prior)
                 t1 = time.perf_counter()
                 model = fit_aggregate(method, vocab, counts, dev1_events, opts)
                 row = {
@@ -119,6 +126,7 @@ def main() -> int:
         "tokens": {name: sum(map(len, p)) for name, p in parts.items()},
         "vocabulary": len(vocab),
         "seeds": seeds,
+        "prior": args.prior,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -190,6 +198,11 @@ def markdown(result: dict[str, Any], states: list[int]) -> str:
         f"{', '.join(map(str, result['seeds']))} (the paper's in parentheses); test: each "
         f"seed's model best on dev. Whole run {result['seconds'] / 60:.1f} min, "
         f"{result['vocabulary']} ids."
+        + (
+            f" EM with prior {result['prior']:g} (MAP; the paper's is 0)."
+            if result.get("prior")
+            else ""
+        )
     )
     return "\n".join(lines) + "\n"
 

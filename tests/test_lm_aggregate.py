@@ -101,6 +101,32 @@ def test_em_likelihood_never_decreases():
     assert logliks[-1] > logliks[0]
 
 
+def test_map_em_objective_never_decreases_and_the_prior_smooths_r():
+    """With ``prior`` a, EM maximises loglik + (a / m) sum log r: that never decreases, and
+    r stays further from zero than maximum likelihood's on contexts seen once."""
+    counts = sampled_counts(100, seed=4)  # few bigrams: contexts seen a few times
+    bigrams = Bigrams.of(counts)
+    m, prior = 4, 5.0
+    start = random_start(counts.shape[0], m, seed=0)
+    objective, finals = [], {}
+    for a in (0.0, prior):
+        r, s_t = start
+        for _ in range(40):
+            r_new, s_new, loglik = em_step(bigrams, r, s_t, prior=a)
+            if a:
+                objective.append(loglik + a / m * np.log(r).sum())
+            r, s_t = r_new, s_new
+        finals[a] = r
+    steps = np.diff(objective)
+    assert (steps >= -1e-9 * abs(objective[0])).all() and objective[-1] > objective[0]
+    seen = np.asarray(counts.sum(axis=1)).ravel()
+    rows = seen > 0
+    # Each r(h | w1) is at least its pseudo-count's share: (a / m) / (count(w1) + a).
+    floor = prior / m / (seen[rows] + prior)
+    assert (finals[prior][rows] >= floor[:, None] * (1 - 1e-9)).all()
+    assert finals[0.0][rows].min() < 0.1 * floor.min()  # maximum likelihood goes to zero
+
+
 @pytest.mark.parametrize("method", ["em", "pivot", "pivot+em"])
 def test_every_learner_gives_normalised_distributions(method):
     counts = sampled_counts(20_000, seed=3)

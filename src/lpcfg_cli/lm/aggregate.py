@@ -8,7 +8,8 @@ are chains. Parameters: ``r`` ``(V, m)`` (rows sum to one) and ``s`` stored tran
 - EM: every iteration is three sparse-dense products over the ``nnz`` distinct training
   bigrams (``C``: counts): ``P = (r s)`` on the non-zeros of ``C`` (computed in blocks of
   non-zeros), ``W = C / P``, then ``r <- r * (W s_t)`` and ``s_t <- s_t * (W^T r)``,
-  normalised. No Python loop over bigrams.
+  normalised (with ``prior``, a Dirichlet pseudo-count added to ``r``'s counts: MAP EM, not
+  the paper's; ``em_step``). No Python loop over bigrams.
 - Pivot: ``Q = C / N`` is ``sum_h p(h) p(w1 | h) s(w2 | h)``; the section 5.2 algorithm
   (``learners.anchors``: CCA vectors of the next words, FastAnchorWords, Frank-Wolfe) on
   ``Q^T`` gives ``q(h | w2)`` and ``s(w2 | h) ∝ p(w2) q(h | w2)`` (anchor words of ``s``:
@@ -64,6 +65,12 @@ class AggregateOptions:
     seed: int = hyper(0, SEED_HELP, min=0)
     rare: int = hyper(
         1, "Training words seen at most this often are <unk> (1: words seen once).", min=0
+    )
+    prior: float = hyper(
+        0.0,
+        "EM: pseudo-count of a Dirichlet prior on each context's r(h|w1), spread evenly over "
+        "the states (MAP estimation; 0: maximum likelihood, as in the paper).",
+        min=0.0,
     )
 
     def __post_init__(self) -> None:
@@ -218,12 +225,28 @@ def _normalise_rows(a: np.ndarray, old: np.ndarray) -> np.ndarray:
 
 
 def em_step(
-    bigrams: _Bigrams, r: np.ndarray, s_t: np.ndarray, update_s: bool = True
+    bigrams: _Bigrams,
+    r: np.ndarray,
+    s_t: np.ndarray,
+    update_s: bool = True,
+    prior: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """One EM iteration: new ``(r, s_t)`` and the log-likelihood of the old ones. With
-    ``update_s`` False only ``r`` moves (the concave step of the pivot method)."""
+    ``update_s`` False only ``r`` moves (the concave step of the pivot method).
+
+    ``prior`` > 0 adds ``prior / m`` to every expected count of ``(w1, h)`` before ``r`` is
+    normalised: the M-step of MAP estimation under a Dirichlet prior on each ``r(. | w1)``
+    (parameter ``1 + prior / m``), so that ``loglik + (prior / m) sum log r`` never
+    decreases. Measured on Brown (m = 256, EM from a random start, dev's first half picking
+    the iteration): maximum likelihood 242.6 on dev's first half, 207.1 on test; with
+    ``prior`` 3 / 5 / 10: 232.2 / 232.2 / 233.2 on dev's first half, 198.8 on test with 5,
+    below the bigram Kneser-Ney baseline's 205 (a context seen a few times otherwise gets
+    the states of its few next words only). A prior on ``s`` instead (pseudo-count 10 per
+    state, spread as the unigram distribution) reached 239.4.
+    """
     w, loglik = bigrams.weights(r, s_t)
-    r_new = _normalise_rows(r * (w @ s_t), r)
+    m = r.shape[1]
+    r_new = _normalise_rows(r * (w @ s_t) + prior / m, r)
     if not update_s:
         return r_new, s_t, loglik
     s_counts = s_t * (w.T @ r)  # (V, m): expected count of (h, w2)
@@ -257,7 +280,7 @@ def run_em(
         best.offer(-start, (r, s_t))
     for it in range(1, options.iterations + 1):
         t0 = time.perf_counter()
-        r, s_t, loglik = em_step(bigrams, r, s_t)
+        r, s_t, loglik = em_step(bigrams, r, s_t, prior=options.prior)
         record: dict[str, Any] = {"iteration": it, "train_loglik_before": loglik}
         if dev is not None:
             ppl = _dev_perplexity(r, s_t, vocab, dev)
@@ -349,7 +372,7 @@ def fit_r(
         best.offer(-_dev_perplexity(r, s_t, vocab, dev), r)
     previous, done = -np.inf, 0
     while done < options.r_iterations:
-        r, _, loglik = em_step(bigrams, r, s_t, update_s=False)
+        r, _, loglik = em_step(bigrams, r, s_t, update_s=False, prior=options.prior)
         done += 1
         if dev is not None:
             best.offer(-_dev_perplexity(r, s_t, vocab, dev), r)
