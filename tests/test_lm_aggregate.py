@@ -125,6 +125,8 @@ def test_map_em_objective_never_decreases_and_the_prior_smooths_r():
     floor = prior / m / (seen[rows] + prior)
     assert (finals[prior][rows] >= floor[:, None] * (1 - 1e-9)).all()
     assert finals[0.0][rows].min() < 0.1 * floor.min()  # maximum likelihood goes to zero
+    model = fit_aggregate("em", vocabulary(), counts, None, OPTIONS["em"](states=m, prior=prior))
+    assert model.meta["prior"] == prior  # the model file says how it was learned
 
 
 @pytest.mark.parametrize("method", ["em", "pivot", "pivot+em"])

@@ -409,7 +409,7 @@ def fit_aggregate(
         raise LpcfgError(f"{method} takes {OPTIONS[method].__name__}, not {type(options).__name__}")
     bigrams = _Bigrams.of(counts)
     v, m = len(vocab), options.states
-    meta: dict[str, Any] = {"states": m}
+    meta: dict[str, Any] = {"states": m, "prior": options.prior}
     t0 = time.perf_counter()
     if method == "em":
         r, s_t = random_start(v, m, options.seed)
