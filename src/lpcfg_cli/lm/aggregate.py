@@ -238,11 +238,11 @@ def em_step(
     normalised: the M-step of MAP estimation under a Dirichlet prior on each ``r(. | w1)``
     (parameter ``1 + prior / m``), so that ``loglik + (prior / m) sum log r`` never
     decreases. Measured on Brown (m = 256, EM from a random start, dev's first half picking
-    the iteration): maximum likelihood 242.6 on dev's first half, 207.1 on test; with
-    ``prior`` 3 / 5 / 10: 232.2 / 232.2 / 233.2 on dev's first half, 198.8 on test with 5,
-    below the bigram Kneser-Ney baseline's 205 (a context seen a few times otherwise gets
+    the iteration, seeds 0-2): maximum likelihood 242.8 on dev's first half, 207.3 on test;
+    with ``prior`` 3 / 5 / 10: 232.3 / 232.2 / 233.0 on dev's first half, 198.6 on test with
+    5, below the bigram Kneser-Ney baseline's 205 (a context seen a few times otherwise gets
     the states of its few next words only). A prior on ``s`` instead (pseudo-count 10 per
-    state, spread as the unigram distribution) reached 239.4.
+    state, spread as the unigram distribution; seed 0) reached 239.4.
     """
     w, loglik = bigrams.weights(r, s_t)
     m = r.shape[1]
