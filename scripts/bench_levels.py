@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.evalb import evaluate_lines
@@ -70,8 +69,7 @@ def run(
 ) -> Row:
     """Parse ``sentences`` as the parser's batches do, with ``pruner`` (an intermediate
     model's parser, ``"oracle"``, or None) between the coarse and the latent pass."""
-    g = parser.model.grammar
-    n = g.n_symbols
+    n = parser.model.grammar.n_symbols
     fine = parser.latent[0]
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     lines = ["()"] * len(sentences)
@@ -80,13 +78,7 @@ def run(
         ids = [order[i] for i in batch]
         words = [sentences[i] for i in ids]
         layout = SpanLayout([len(s) for s in words])
-        lex = parser._lexical(layout, words)
-        span, rule, weight = lex
-        n1 = layout.block(1)
-        scores = np.zeros((n1.stop - n1.start, n))
-        coarse_lex = parser.model.coarse.lexical[rule] * weight
-        np.add.at(scores, (span - n1.start, g.lexical[rule, 0]), coarse_lex)
-        keys, mu, _ = coarse_posteriors(parser.coarse, layout, scores, parser.model.coarse.root)
+        lex, keys, mu, _ = parser.coarse_pass(layout, words)
         items = keys[mu >= parser.prune]
         kept = items
         if pruner is not None:

@@ -258,10 +258,14 @@ class Parser:
         """(span id, lexical rule, weight) triples scoring every word of the batch."""
         return token_rules(self.model.grammar, self.rules_by_word, layout, sentences)
 
-    def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
+    def coarse_pass(
+        self, layout: SpanLayout, sentences: Sequence[Sequence[str]]
+    ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's lexical triples (``_lexical``) and the coarse pass's items, posteriors
+        and log Z per sentence (``coarse_posteriors``)."""
         g = self.model.grammar
-        layout = SpanLayout([len(s) for s in sentences])
-        lex_span, lex_rule, lex_weight = self._lexical(layout, sentences)
+        lex = self._lexical(layout, sentences)
+        lex_span, lex_rule, lex_weight = lex
         n1 = layout.block(1)
         # Duplicate (word, pre-terminal) entries add up, as a sparse matrix's would.
         lex_scores = np.zeros((n1.stop - n1.start, g.n_symbols))
@@ -273,6 +277,12 @@ class Parser:
         t0 = time.perf_counter()
         keys, mu, log_z = coarse_posteriors(self.coarse, layout, lex_scores, self.model.coarse.root)
         self.stats.coarse_seconds += time.perf_counter() - t0
+        return lex, keys, mu, log_z
+
+    def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
+        g = self.model.grammar
+        layout = SpanLayout([len(s) for s in sentences])
+        (lex_span, lex_rule, lex_weight), keys, mu, log_z = self.coarse_pass(layout, sentences)
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
             results[s] = self.fallback(sentences[s], NO_PARSE_COARSE)
