@@ -345,3 +345,44 @@ def test_docs_cli_md_lists_every_option():
                 continue
             for opt in param.opts + param.secondary_opts:
                 assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", block), (name, opt)
+
+
+def _factor(path: Path) -> str:
+    return LPCFG.load(path).grammar.binarization["factor"]
+
+
+def test_each_method_factors_as_measured_unless_told(d, tmp_path):
+    """--factor defaults to the method's (registry.FACTOR_LEFT: left for the EM family,
+    right for pcfg and spectral); given on the command line or in a config, it wins; with
+    --init the start model's binarization is kept, so EM continues on its grammar."""
+    from lpcfg_cli.learners.registry import binarization
+
+    assert (binarization("em").factor, binarization("spectral").factor) == ("left", "right")
+    assert binarization("em", factor="right", horizontal=None).factor == "right"
+    runs = {
+        "em": (["--method", "em", "--states", "2", "--iterations", "1"], "left"),
+        "em-right": (
+            ["--method", "em", "--states", "2", "--iterations", "1", "--factor", "right"],
+            "right",
+        ),
+        "pcfg": (["--method", "pcfg"], "right"),
+        "pivot": (["--method", "pivot", "--states", "2"], "left"),
+        "init": (["--method", "em", "--iterations", "1", "--init", d / "pcfg.npz"], "right"),
+    }
+    bank = tmp_path / "t3.mrg"  # n-ary nodes, so that left and right factoring differ
+    bank.write_text("\n".join([*TREES, "(S (NP (DT the) (JJ big) (NN cat)) (VP (VBD sat)))"]))
+    for name, (args, factor) in runs.items():
+        trees = d / "t.mrg" if name == "init" else bank
+        res = invoke("train", "-q", *args, trees, "-o", tmp_path / f"{name}.npz")
+        assert (res.exit_code, res.stderr) == (0, ""), name
+        assert _factor(tmp_path / f"{name}.npz") == factor, name
+    config = tmp_path / "c.toml"
+    config.write_text('[train]\nmethod = "em"\nstates = "2"\niterations = 1\nfactor = "right"\n')
+    res = invoke("train", "-q", "--config", config, bank, "-o", tmp_path / "c.npz")
+    assert res.exit_code == 0, res.stderr
+    assert _factor(tmp_path / "c.npz") == "right"
+    # Models binarized differently cannot be bundled, and the error says why.
+    res = invoke("bundle", tmp_path / "em.npz", tmp_path / "em-right.npz", "-o", tmp_path / "b.npz")
+    assert res.exit_code == 2
+    assert "factor left against right" in res.stderr
+    assert not (tmp_path / "b.npz").exists()

@@ -172,7 +172,7 @@ class LPCFG:
             if not same:
                 raise LpcfgError(
                     "the models of an ensemble must be trained on the same trees "
-                    "with the same binarization (their grammars differ)"
+                    f"with the same binarization (their grammars differ{_how(self, other)})"
                 )
         first = parts[0]
         meta = {**first.meta, "ensemble": [m.meta.get("method") for m in parts]}
@@ -377,6 +377,20 @@ class LPCFG:
                 raise LpcfgError(f"{what} parameters have {arr.size} entries, expected {size}")
             if not np.all(np.isfinite(arr)):
                 raise LpcfgError(f"{what} parameters are not all finite")
+
+
+def _how(first: LPCFG, other: LPCFG) -> str:
+    """How two models' binarizations differ, if they do (``; factor left against right``):
+    the methods factor differently by default (``learners.registry.FACTOR_LEFT``)."""
+    a, b = first.grammar.binarization, other.grammar.binarization
+    diff = [
+        f"{k} {a.get(k)} against {b.get(k)}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
+    if not diff:
+        return ""
+    return "; " + ", ".join(diff) + ": train them with the same --horizontal, --vertical, --factor"
 
 
 def _check_version(version: Any, name: str) -> None:

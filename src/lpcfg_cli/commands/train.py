@@ -15,7 +15,6 @@ import click
 
 from lpcfg_cli.binarize import BinarizeOptions
 from lpcfg_cli.commands.options import (
-    binarization_options,
     given,
     hyper_options,
     model_output_option,
@@ -32,13 +31,15 @@ from lpcfg_cli.fileio import check_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Chain, Learner, Progress
 from lpcfg_cli.learners.ensemble import Ensemble, EnsembleOptions
-from lpcfg_cli.learners.registry import METHODS
+from lpcfg_cli.learners.registry import METHODS, binarization
 from lpcfg_cli.learners.registry import learner as build
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet, DevText
 from lpcfg_cli.training import DataOptions, TrainingData, prepare, prepare_text
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
+# --horizontal, --vertical, --factor with each method's defaults (--factor: its help lists them).
+BINARIZE_OWNERS = [(m.name, BinarizeOptions, m.binarize) for m in METHODS.values()]
 HYPER = list(dict.fromkeys(f.name for _, cls, _ in OWNERS for f, _ in hyper_fields(cls)))
 # Options that mean nothing for sentences without trees: name -> why.
 TEXT_UNUSED = {
@@ -86,7 +87,8 @@ def _warn(err: LpcfgError) -> None:
     "--init",
     "init",
     type=click.Path(dir_okay=False),
-    help="Start EM from an existing probabilistic model.",
+    help="Start EM from an existing probabilistic model (the trees are binarized as its "
+    "were, unless --horizontal, --vertical or --factor say otherwise).",
 )
 @click.option(
     "--jobs",
@@ -95,7 +97,7 @@ def _warn(err: LpcfgError) -> None:
     show_default=True,
     help="Worker processes for parsing the --dev trees.",
 )
-@binarization_options
+@hyper_options(BINARIZE_OWNERS)
 @hyper_options([("train", DataOptions, {})])
 @hyper_options(OWNERS)
 @hyper_options([("train", EnsembleOptions, {})])
@@ -113,7 +115,7 @@ def command(
     jobs: int,
     horizontal: int,
     vertical: int,
-    factor: str,
+    factor: str | None,
     rare: int,
     skip_bad: bool,
     ensemble: int,
@@ -155,8 +157,8 @@ def command(
             rare = 0  # from text, every word is kept unless asked
     _check_unused(ctx, method, learner, dev, init, text)
     learner.check(dev is not None)
-    options = BinarizeOptions(horizontal=horizontal, vertical=vertical, factor=factor)
     start = _check_files(treebank, output, dev, init)
+    options = _binarization(ctx, method, start, horizontal, vertical, factor)
     if text and start is not None and start.grammar.n_symbols != 1:
         raise LpcfgError(
             "--init with --input text needs a model trained from text (one symbol)", source=init
@@ -176,6 +178,24 @@ def command(
     model.save(output)
     where = "<stdout>" if output == "-" else output
     report(f"wrote {where} ({method}, {time.perf_counter() - t0:.1f} s)")
+
+
+def _binarization(
+    ctx: click.Context,
+    method: str,
+    start: LPCFG | None,
+    horizontal: int,
+    vertical: int,
+    factor: str | None,
+) -> BinarizeOptions:
+    """The method's binarization (``registry.binarization``: its measured factoring), or
+    with --init the start model's, so that EM continues on the grammar it was trained on;
+    options the user gave override either."""
+    values = {"horizontal": horizontal, "vertical": vertical, "factor": factor}
+    chosen = {k: v for k, v in values.items() if given(ctx, k) is not None}
+    if start is not None:
+        return BinarizeOptions(**{**start.grammar.binarization, **chosen})
+    return binarization(method, **chosen)
 
 
 def _check_files(
