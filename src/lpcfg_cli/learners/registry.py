@@ -104,21 +104,24 @@ METHODS: dict[str, Method] = {
 }
 
 
+def _spec(method: str) -> Method:
+    """``METHODS[method]``, or an error naming the methods there are."""
+    if method not in METHODS:
+        raise LpcfgError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
+    return METHODS[method]
+
+
 def binarization(method: str, **values: Any) -> BinarizeOptions:
     """How ``method`` binarizes its training trees: ``BinarizeOptions`` with the method's
     defaults (``FACTOR_LEFT``) and then ``values`` (a value of ``None`` means the default)."""
-    if method not in METHODS:
-        raise LpcfgError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
     given = {k: v for k, v in values.items() if v is not None}
-    return BinarizeOptions(**{**METHODS[method].binarize, **given})
+    return BinarizeOptions(**{**_spec(method).binarize, **given})
 
 
 def learner(method: str, ensemble: int = 1, **values: Any) -> Learner:
     """The learner of ``method`` (a key of ``METHODS``) with these hyper-parameters; with
     ``ensemble`` N > 1, N of them with seeds ``seed, seed + 1, ...`` bundled into one model."""
-    if method not in METHODS:
-        raise LpcfgError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
-    spec = METHODS[method]
+    spec = _spec(method)
     if ensemble == 1:
         return spec.build(**values)
     if not spec.uses("seed"):
