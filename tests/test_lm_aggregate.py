@@ -15,12 +15,12 @@ from lpcfg_cli.cli import main
 from lpcfg_cli.lm.aggregate import (
     OPTIONS,
     AggregateLM,
+    Bigrams,
     PivotOptions,
     em_step,
     fit_aggregate,
     random_start,
 )
-from lpcfg_cli.lm.aggregate import _Bigrams as Bigrams
 from lpcfg_cli.lm.corpus import SPECIALS, Events, Vocabulary
 from lpcfg_cli.lm.evaluate import perplexity
 from lpcfg_cli.lm.modelfile import load_model

@@ -192,7 +192,7 @@ def pair_probs(r: np.ndarray, s_t: np.ndarray, rows: np.ndarray, cols: np.ndarra
 
 
 @dataclass
-class _Bigrams:
+class Bigrams:
     """Training counts as COO arrays, and ``C`` and ``C^T`` as CSR for the products."""
 
     rows: np.ndarray
@@ -202,7 +202,7 @@ class _Bigrams:
     csr_t: sp.csr_matrix
 
     @classmethod
-    def of(cls, counts: sp.spmatrix) -> _Bigrams:
+    def of(cls, counts: sp.spmatrix) -> Bigrams:
         coo = sp.coo_matrix(counts)
         coo.sum_duplicates()
         coo.eliminate_zeros()
@@ -225,7 +225,7 @@ def _normalise_rows(a: np.ndarray, old: np.ndarray) -> np.ndarray:
 
 
 def em_step(
-    bigrams: _Bigrams,
+    bigrams: Bigrams,
     r: np.ndarray,
     s_t: np.ndarray,
     update_s: bool = True,
@@ -259,7 +259,7 @@ Report = Callable[[dict[str, Any]], None]
 
 
 def run_em(
-    bigrams: _Bigrams,
+    bigrams: Bigrams,
     r: np.ndarray,
     s_t: np.ndarray,
     vocab: Vocabulary,
@@ -352,7 +352,7 @@ def pivot_s(counts: sp.spmatrix, options: PivotOptions) -> tuple[np.ndarray, np.
 
 
 def fit_r(
-    bigrams: _Bigrams,
+    bigrams: Bigrams,
     s_t: np.ndarray,
     vocab: Vocabulary,
     dev: Events | None,
@@ -411,7 +411,7 @@ def fit_aggregate(
         raise LpcfgError(f"unknown aggregate method {method!r} (one of {', '.join(METHODS)})")
     if not isinstance(options, OPTIONS[method]):
         raise LpcfgError(f"{method} takes {OPTIONS[method].__name__}, not {type(options).__name__}")
-    bigrams = _Bigrams.of(counts)
+    bigrams = Bigrams.of(counts)
     v, m = len(vocab), options.states
     meta: dict[str, Any] = {"states": m, "prior": options.prior}
     t0 = time.perf_counter()
@@ -429,7 +429,7 @@ def fit_aggregate(
 
 def _fit_pivot(
     method: str,
-    bigrams: _Bigrams,
+    bigrams: Bigrams,
     counts: sp.spmatrix,
     vocab: Vocabulary,
     dev: Events | None,
