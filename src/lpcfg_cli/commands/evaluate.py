@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from json import dumps
+
 import click
 
 from lpcfg_cli.commands.options import output_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
 from lpcfg_cli.evalb import PARAMS, convention_warning, evaluate_lines, format_report
+from lpcfg_cli.evalb.compare import compare, format_comparison
 from lpcfg_cli.fileio import atomic_output, read_text
 from lpcfg_cli.trees import BYTE_ORDER_MARK
 
@@ -21,6 +24,21 @@ def _lines(path: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+def _score(gold_lines: list[str], lines: list[str], params, cutoff: int, name: str):
+    """``evaluate_lines`` with its messages and warnings on stderr (prefixed by ``name``
+    when it is the --against file)."""
+    warning = convention_warning(gold_lines, lines, params)
+    prefix = "" if name == "TEST" else f"{name}: "
+    if warning:
+        click.echo(f"lpcfg: warning: {prefix}{warning}", err=True)
+    result = evaluate_lines(gold_lines, lines, params, cutoff)
+    for message in result.messages:
+        click.echo(prefix + message, err=True)
+    for message in result.warnings:
+        click.echo(f"lpcfg: warning: {prefix}{message}", err=True)
+    return result
 
 
 @click.command(name="evaluate")
@@ -65,6 +83,27 @@ def _lines(path: str) -> list[str]:
     "then count, so gold traces make length mismatches), no ADVP=PRT, no error limit; "
     "label cutting at '-'/'=' and the skip/error rules stay.",
 )
+@click.option(
+    "--against",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    metavar="FILE",
+    help="Also score FILE (another parser's trees of the same sentences) and test the "
+    "difference of the strict F-measures: paired bootstrap interval and approximate "
+    "randomization p-value, printed after the report (JSON: 'comparison').",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --against: resamples of each test.  [default: 10000]",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="With --against: seed of the resampling.  [default: 0]",
+)
 def command(
     gold: str,
     test: str,
@@ -75,6 +114,9 @@ def command(
     json: bool,
     strict: bool,
     param: str,
+    against: str | None,
+    samples: int | None,
+    seed: int | None,
 ) -> None:
     """Score TEST trees against GOLD trees (one tree per line) exactly as EVALB does.
 
@@ -97,29 +139,48 @@ def command(
       lpcfg evaluate data/test.mrg test.parsed
       lpcfg evaluate --per-sentence --labels gold.mrg test.mrg -o report.txt
       lpcfg parse m.model test.txt | lpcfg evaluate --json data/test.mrg -
+      lpcfg evaluate data/dev.mrg new.parsed --against old.parsed
+
+    With --against, is TEST's strict F-measure really different from FILE's? Both
+    are scored, then each sentence's two parses are kept together: a paired bootstrap
+    over sentences gives the spread of the difference and its 95% interval, and
+    approximate randomization (swapping each sentence's pair at random, as Bikel's
+    comparator does) its two-sided p-value. The report above the comparison is TEST's;
+    EVALB's messages about FILE go to stderr prefixed 'FILE: '.
     """
     if gold == "-" and test == "-":
         raise click.UsageError("GOLD and TEST cannot both be '-' (stdin)")
+    if against == "-" and "-" in (gold, test):
+        raise click.UsageError("--against cannot be '-' (stdin) when GOLD or TEST is")
+    if against is None and (samples is not None or seed is not None):
+        raise click.UsageError("--samples and --seed need --against")
     params = PARAMS[param]
     gold_lines, test_lines = _lines(gold), _lines(test)
-    warning = convention_warning(gold_lines, test_lines, params)
-    if warning:
-        click.echo(f"lpcfg: warning: {warning}", err=True)
-    result = evaluate_lines(gold_lines, test_lines, params, cutoff)
-    for message in result.messages:
-        click.echo(message, err=True)
-    for message in result.warnings:
-        click.echo(f"lpcfg: warning: {message}", err=True)
+    result = _score(gold_lines, test_lines, params, cutoff, "TEST")
+    other = _score(gold_lines, _lines(against), params, cutoff, "FILE") if against else None
+    comparison = None
+    if other is not None and not (result.aborted or other.aborted):
+        comparison = compare(result, other, 10_000 if samples is None else samples, seed or 0)
     with atomic_output(output) as fh:
         if json and not result.aborted:
-            fh.write(result.to_json(per_sentence=per_sentence, labels=labels) + "\n")
+            out = result.to_dict(per_sentence=per_sentence, labels=labels)
+            if comparison is not None:
+                out["comparison"] = {"test": test, "against": against, **comparison.to_dict()}
+            fh.write(dumps(out, indent=2) + "\n")
         elif not json:
             fh.write(format_report(result, per_sentence=per_sentence, labels=labels))
-    if result.aborted:
-        raise LpcfgError(
-            f"evaluation stopped after more than {params.max_error} errors, as EVALB does "
-            "(no summary); check that GOLD and TEST hold the same sentences and tokens"
-        )
+            if comparison is not None:
+                assert against is not None
+                fh.write(format_comparison(comparison, test, against))
+    for res, what, name in (
+        (result, "evaluation", "TEST"),
+        (other, "evaluation of --against FILE", "FILE"),
+    ):
+        if res is not None and res.aborted:
+            raise LpcfgError(
+                f"{what} stopped after more than {params.max_error} errors, as EVALB does "
+                f"(no summary); check that GOLD and {name} hold the same sentences and tokens"
+            )
     if strict:
         problems = []
         if result.not_scored:

@@ -16,6 +16,8 @@ One module a job, imported one way (each only from those above it):
 - ``run``: ``evaluate_lines`` over two lists of lines; the result as numbers and JSON.
 - ``report``: the text EVALB prints, the strict lines, the per-label table.
 - ``conventions``: a warning when gold and test wrap their roots differently.
+- ``compare``: is one parser's strict F1 better than another's (paired bootstrap,
+  approximate randomization)?
 """
 
 from __future__ import annotations

@@ -44,6 +44,17 @@ class EvalResult:
     test_lines: int
     aborted: bool = False  # EVALB stopped (more than MAX_ERROR errors): no summary
     warnings: list[str] = field(default_factory=list)  # ours, not EVALB's
+    missing_brackets: list[int] = field(default_factory=list)  # gold lines with no test line
+
+    def strict_counts(self) -> list[tuple[int, int, int]]:
+        """``(matched, gold, test)`` brackets of every gold line as the strict figures count
+        them: a skipped or error sentence, or a gold line with no test line, matches
+        nothing (the totals are the "all" block's strict ones)."""
+        rows = [
+            (s.matched if s.status is Status.OK else 0, s.gold_brackets, s.test_brackets)
+            for s in self.sentences
+        ]
+        return rows + [(0, n, 0) for n in self.missing_brackets]
 
     @property
     def not_scored(self) -> int:
@@ -131,9 +142,11 @@ def evaluate_lines(
             errors(paired + 1, "Number of lines unmatch (too many lines in test file)")
     except Stop:
         aborted = True
+    missing = []
     for line in gold_lines[paired:]:  # strict figures: a gold line with no parse is wrong
         tree = reader.read(line, 0, SilentLog())
         n = len(reader.kept(tree))
+        missing.append(n)
         for block in (all_block, cut_block) if tree.length <= cutoff else (all_block,):
             block.add_missing(n)
     return EvalResult(
@@ -147,6 +160,7 @@ def evaluate_lines(
         test_lines=len(test_lines),
         aborted=aborted,
         warnings=_buffer_warnings(gold_lines, test_lines),
+        missing_brackets=missing,
     )
 
 
