@@ -1,11 +1,14 @@
-"""Goodman's max-marginal decoding against enumeration of every tree."""
+"""Goodman's max-marginal and the max-bracket decoding against enumeration of every tree."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from lpcfg_cli.decode import best_labels, goodman_trees
+from lpcfg_cli.binarize import debinarize
+from lpcfg_cli.decode import Brackets, best_labels, bracket_labels, goodman_trees
+from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.parser import Parser, ParserOptions, decoder
 from lpcfg_cli.sampling import random_lpcfg
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import leaves
@@ -63,3 +66,94 @@ def test_goodman_tree_maximises_summed_marginals(seed):
         assert end == len(words)
         assert leaves(trees[s]) == words
         assert got == pytest.approx(best, rel=1e-9)
+
+
+# Symbols of a binarized treebank grammar and the brackets EVALB scores for a node of each
+# once debinarized (written out by hand: a chain gives each of its labels, a pre-terminal's
+# tag and an intermediate symbol none).
+PRETERMINALS = {"NP+NNP": ["NP"], "NNP": [], "VBZ": [], "NN": []}
+PHRASES = {"S": ["S"], "@S": [], "S+VP": ["S", "VP"], "VP": ["VP"], "NP": ["NP"], "@VP": []}
+
+
+def _bracket_items(lengths, rng):
+    """Random items: every span of each sentence gets a random subset of the symbols that can
+    label it (pre-terminals over one word), with random marginals."""
+    symbols = list(PRETERMINALS) + list(PHRASES)
+    layout = SpanLayout(lengths)
+    spans, syms, marg = [], [], []
+    for s, n in enumerate(lengths):
+        for length in range(1, n + 1):
+            names = list(PRETERMINALS) if length == 1 else list(PHRASES)
+            for i in range(n - length + 1):
+                for name in rng.choice(names, size=rng.integers(1, len(names) + 1), replace=False):
+                    spans.append(int(layout.base[length, s] + i))
+                    syms.append(symbols.index(name))
+                    marg.append(rng.uniform(0.05, 0.9) * rng.choice([1, 1, 1, -1]))
+    return symbols, layout, np.array(spans), np.array(syms), np.array(marg)
+
+
+def _evalb_brackets(tree, i=0):
+    """(label, i, j) of every node of a debinarized tree but its pre-terminals; and the end."""
+    if isinstance(tree[0], str):
+        return [], i + 1
+    out, j = [], i
+    for child in tree:
+        inner, j = _evalb_brackets(child, j)
+        out += inner
+    return [(tree.label(), i, j), *out], j
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_max_bracket_tree_maximises_expected_brackets_minus_threshold(seed):
+    """The decoded tree, debinarized, has the largest sum over its brackets of (P - theta),
+    P pooling every symbol whose chain gives that bracket, among all binarized trees whose
+    root is not intermediate; also when some marginals are negative (scored by |mu|)."""
+    rng = np.random.default_rng(seed)
+    theta = 0.4
+    symbols, layout, item_span, item_sym, marg = _bracket_items([4, 3], rng)
+    is_pre = np.array([s in PRETERMINALS for s in symbols])
+    root_ok = np.array([not s.startswith("@") for s in symbols])
+    brackets = Brackets.of(symbols, is_pre)
+    span_score, span_label = bracket_labels(
+        layout, item_span, item_sym, marg, root_ok, brackets, theta
+    )
+    words = [[f"w{i}" for i in range(n)] for n in layout.lengths]
+    trees = goodman_trees(layout, span_score, span_label, symbols, words)
+    gives = {**PRETERMINALS, **PHRASES}
+    for s, n in enumerate(layout.lengths):
+        pooled: dict = {}
+        labels: dict = {}
+        for span, a, mu in zip(item_span, item_sym, marg, strict=True):
+            if layout.span_sent[span] != s:
+                continue
+            i = int(layout.span_start[span])
+            key = (i, i + int(layout.span_len[span]))
+            labels.setdefault(key, []).append(symbols[a])
+            for x in gives[symbols[a]]:
+                pooled[(x, *key)] = pooled.get((x, *key), 0.0) + abs(mu)
+
+        def gain(name, key, pooled=pooled):
+            return sum(pooled[(x, *key)] - theta for x in gives[name])
+
+        scored = {k: [(a, gain(a, k)) for a in v] for k, v in labels.items()}
+        scored[(0, n)] = [(a, g) for a, g in scored[(0, n)] if not a.startswith("@")]
+        best = max(score for score, _ in all_trees(n, scored))
+        found, end = _evalb_brackets(debinarize(trees[s]))
+        assert end == n and leaves(trees[s]) == words[s]
+        assert sum(pooled[b] - theta for b in found) == pytest.approx(best, rel=1e-9)
+
+
+def test_auto_decodes_max_bracket_unless_an_ensemble_multiplies_posteriors():
+    """``auto``: max-bracket needs posteriors, which a product of an ensemble's posteriors
+    is not; a mean is, and so is one model's. Every parse of a random grammar succeeds."""
+    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
+    pair = model.bundle(model)
+    assert decoder(ParserOptions(), model) == "max-bracket"
+    assert decoder(ParserOptions(), pair) == "max-marginal"
+    assert decoder(ParserOptions(combine="mean"), pair) == "max-bracket"
+    assert decoder(ParserOptions(decode="max-marginal"), model) == "max-marginal"
+    sentences = short_sentences(model, 12, 8, seed=5)
+    results = Parser(model, ParserOptions(prune=0.0)).parse(sentences)
+    assert all(r.fallback is None and r.tree is not None for r in results)
+    same = Parser(pair, ParserOptions(prune=0.0, combine="mean")).parse(sentences)
+    assert [str(r.tree) for r in same] == [str(r.tree) for r in results]
