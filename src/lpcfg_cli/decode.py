@@ -64,6 +64,21 @@ def best_labels(
 
     ``root_ok[a]``: the symbol may label a whole sentence (non-intermediate symbols).
     """
+    mass = np.abs(score)
+    return _best_per_span(layout, item_span, item_sym, mass, mass, root_ok)
+
+
+def _best_per_span(
+    layout: SpanLayout,
+    item_span: np.ndarray,
+    item_sym: np.ndarray,
+    value: np.ndarray,
+    tie: np.ndarray,
+    root_ok: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every span's item of largest ``value`` (then of largest ``tie``): its value and
+    symbol (-inf and -1 where a span has no item). At a whole-sentence span, symbols that
+    may not be roots rank below every symbol that may."""
     span_score = np.full(layout.n_spans, -np.inf)
     span_label = np.full(layout.n_spans, -1, dtype=np.int64)
     if len(item_span) == 0:
@@ -71,12 +86,10 @@ def best_labels(
     roots = layout.root_spans()
     is_root = np.zeros(layout.n_spans, dtype=bool)
     is_root[roots[roots >= 0]] = True
-    # At a root span, symbols that may not be roots rank below every symbol that may.
-    penalty = np.where(is_root[item_span] & ~root_ok[item_sym], -1e6, 0.0)
-    key = np.abs(score) + penalty
-    order = np.lexsort((-key, item_span))
+    key = value + np.where(is_root[item_span] & ~root_ok[item_sym], -1e6, 0.0)
+    order = np.lexsort((-tie, -key, item_span))
     first = order[np.r_[True, item_span[order][1:] != item_span[order][:-1]]]
-    span_score[item_span[first]] = np.abs(score[first])
+    span_score[item_span[first]] = value[first]
     span_label[item_span[first]] = item_sym[first]
     return span_score, span_label
 
@@ -119,10 +132,8 @@ def bracket_labels(
     ``X`` its symbol gives, where ``P`` pools the absolute marginals of every item of the
     span giving ``X``. Ties (equal bracket sets) go to the larger marginal. The result feeds
     ``goodman_trees``."""
-    span_score = np.full(layout.n_spans, -np.inf)
-    span_label = np.full(layout.n_spans, -1, dtype=np.int64)
     if len(item_span) == 0:
-        return span_score, span_label
+        return _best_per_span(layout, item_span, item_sym, score, score, root_ok)
     mass = np.abs(score)
     per_item = np.diff(brackets.ptr)[item_sym]
     owner = np.repeat(np.arange(len(item_sym)), per_item)  # one row per (item, bracket)
@@ -131,15 +142,7 @@ def bracket_labels(
     _, where = np.unique(item_span[owner] * brackets.n_labels + label, return_inverse=True)
     pooled = np.bincount(where, weights=mass[owner])  # P(X over the span)
     gain = np.bincount(owner, weights=pooled[where] - threshold, minlength=len(item_sym))
-    roots = layout.root_spans()
-    is_root = np.zeros(layout.n_spans, dtype=bool)
-    is_root[roots[roots >= 0]] = True
-    key = gain + np.where(is_root[item_span] & ~root_ok[item_sym], -1e6, 0.0)
-    order = np.lexsort((-mass, -key, item_span))
-    first = order[np.r_[True, item_span[order][1:] != item_span[order][:-1]]]
-    span_score[item_span[first]] = gain[first]
-    span_label[item_span[first]] = item_sym[first]
-    return span_score, span_label
+    return _best_per_span(layout, item_span, item_sym, gain, mass, root_ok)
 
 
 def goodman_trees(

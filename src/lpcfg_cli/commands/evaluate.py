@@ -9,7 +9,14 @@ import click
 from lpcfg_cli.commands.options import output_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
-from lpcfg_cli.evalb import PARAMS, convention_warning, evaluate_lines, format_report
+from lpcfg_cli.evalb import (
+    PARAMS,
+    EvalbParams,
+    EvalResult,
+    convention_warning,
+    evaluate_lines,
+    format_report,
+)
 from lpcfg_cli.evalb.compare import compare, format_comparison
 from lpcfg_cli.fileio import atomic_output, read_text
 from lpcfg_cli.trees import BYTE_ORDER_MARK
@@ -26,7 +33,9 @@ def _lines(path: str) -> list[str]:
     return lines
 
 
-def _score(gold_lines: list[str], lines: list[str], params, cutoff: int, name: str):
+def _score(
+    gold_lines: list[str], lines: list[str], params: EvalbParams, cutoff: int, name: str
+) -> EvalResult:
     """``evaluate_lines`` with its messages and warnings on stderr (prefixed by ``name``
     when it is the --against file)."""
     warning = convention_warning(gold_lines, lines, params)
@@ -100,7 +109,7 @@ def _score(gold_lines: list[str], lines: list[str], params, cutoff: int, name: s
 )
 @click.option(
     "--seed",
-    type=int,
+    type=click.IntRange(min=0),
     default=None,
     help="With --against: seed of the resampling.  [default: 0]",
 )
