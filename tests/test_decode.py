@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from lpcfg_cli.decode import Brackets, best_labels, bracket_labels, goodman_tree
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.parser import Parser, ParserOptions, decoder
 from lpcfg_cli.sampling import random_lpcfg
+from lpcfg_cli.selection import DevSet
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import leaves
 from tests.support import binary_trees, run_latent, short_sentences
@@ -143,17 +146,46 @@ def test_max_bracket_tree_maximises_expected_brackets_minus_threshold(seed):
         assert sum(pooled[b] - theta for b in found) == pytest.approx(best, rel=1e-9)
 
 
-def test_auto_decodes_max_bracket_unless_an_ensemble_multiplies_posteriors():
-    """``auto``: max-bracket needs posteriors, which a product of an ensemble's posteriors
-    is not; a mean is, and so is one model's. Every parse of a random grammar succeeds."""
-    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
-    pair = model.bundle(model)
-    assert decoder(ParserOptions(), model) == "max-bracket"
-    assert decoder(ParserOptions(), pair) == "max-marginal"
-    assert decoder(ParserOptions(combine="mean"), pair) == "max-bracket"
-    assert decoder(ParserOptions(decode="max-marginal"), model) == "max-marginal"
-    sentences = short_sentences(model, 12, 8, seed=5)
-    results = Parser(model, ParserOptions(prune=0.0)).parse(sentences)
+def test_auto_decodes_max_bracket_for_em_family_models_only():
+    """``auto``: max-bracket for EM and split-merge models (and a mean of them), Goodman's
+    max-marginal for the spectral papers' learners, the PCFG and a product of posteriors
+    (not posteriors itself). Every parse of a random grammar succeeds either way."""
+    random = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
+    em = replace(random, meta={**random.meta, "method": "em"})
+    sm = replace(random, meta={**random.meta, "method": "splitmerge"})
+    auto = ParserOptions()
+    assert decoder(auto, em) == decoder(auto, sm) == "max-bracket"
+    for method in ("spectral", "pivot", "pivot+em", "pcfg"):
+        assert decoder(auto, replace(random, meta={"method": method})) == "max-marginal"
+    assert decoder(auto, em.bundle(sm)) == "max-marginal"  # a product
+    assert decoder(ParserOptions(combine="mean"), em.bundle(sm)) == "max-bracket"
+    assert decoder(ParserOptions(combine="mean"), em.bundle(random)) == "max-marginal"
+    assert decoder(ParserOptions(decode="max-bracket"), random) == "max-bracket"
+    sentences = short_sentences(em, 12, 8, seed=5)
+    results = Parser(em, ParserOptions(prune=0.0)).parse(sentences)
     assert all(r.fallback is None and r.tree is not None for r in results)
-    same = Parser(pair, ParserOptions(prune=0.0, combine="mean")).parse(sentences)
+    same = Parser(em.bundle(em), ParserOptions(prune=0.0, combine="mean")).parse(sentences)
     assert [str(r.tree) for r in same] == [str(r.tree) for r in results]
+
+
+def test_dev_f1_decodes_as_the_learner_fitting_the_model_will(monkeypatch):
+    """While a learner fits, its models carry no method yet: dev F1 follows the learner's
+    method, the first one to score (a chain's, pivot+em's, for its EM step)."""
+    seen = []
+
+    def parse(model, sentences, options, jobs=1):
+        seen.append(options.decode)
+        return [], None
+
+    monkeypatch.setattr("lpcfg_cli.selection.parse_sentences", parse)
+    dev = DevSet(paths=(), gold=[], sentences=[], trees=[])
+    model = random_lpcfg(n_inter=2, n_pre=2, n_words=4, states=2, seed=1)
+    model = replace(model, meta={})  # a model in the making
+    for method, decode in (("em", "max-bracket"), ("splitmerge", "max-bracket")):
+        dev.for_method(method).f1(model)
+        assert seen[-1] == decode
+    chain = dev.for_method("pivot+em")
+    chain.for_method("em").f1(model)
+    assert seen[-1] == "max-marginal"
+    dev.f1(replace(model, meta={"method": "em"}))  # a finished model says what it is
+    assert seen[-1] == "max-bracket"

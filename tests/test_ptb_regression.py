@@ -44,4 +44,4 @@ def test_pcfg_strict_f1_on_the_standard_test_split_is_the_readmes(ptb_split, tmp
     assert res.returncode == 0, res.stderr
     figures = json.loads(res.stdout)["all"]
     assert figures["strict_sentences"] == 345
-    assert f"{figures['strict_fmeasure']:.2f}" == readme_pcfg_strict_f1() == "68.37"
+    assert f"{figures['strict_fmeasure']:.2f}" == readme_pcfg_strict_f1() == "67.89"

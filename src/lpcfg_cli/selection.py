@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.grammar import CompiledTreebank, Grammar, compile_trees
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import parse_sentences
-from lpcfg_cli.parser import ParserOptions
+from lpcfg_cli.parser import ParserOptions, decoder
 from lpcfg_cli.training import read_sentences
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import ROOT_LABELS, format_tree, normalize, read_treebank, words
@@ -46,6 +46,7 @@ class DevSet:
     trees: list[Tree]  # normalised (unbinarized)
     parser: ParserOptions = field(default_factory=ParserOptions)
     jobs: int = 1  # worker processes parsing the dev sentences
+    method: str | None = None  # the learner scoring its models: ``--decode auto`` follows it
 
     @classmethod
     def read(
@@ -63,9 +64,17 @@ class DevSet:
         sentences = [words(t) for t in raw]
         return cls(tuple(paths), gold, sentences, normal, parser or ParserOptions(), jobs)
 
+    def for_method(self, method: str) -> DevSet:
+        """These dev trees scored for a learner of ``method`` (the first one to ask: a
+        chain's steps score with the decoder of the chain's models, pivot+em's EM with
+        pivot+em's)."""
+        return self if self.method is not None else replace(self, method=method)
+
     def f1(self, model: LPCFG) -> float:
-        """Strict EVALB F1 of ``model``'s parses of the dev sentences."""
-        results = parse_sentences(model, self.sentences, self.parser, jobs=self.jobs)[0]
+        """Strict EVALB F1 of ``model``'s parses of the dev sentences, decoded as the
+        finished model will be (``parser.decoder``)."""
+        options = replace(self.parser, decode=decoder(self.parser, model, self.method))
+        results = parse_sentences(model, self.sentences, options, jobs=self.jobs)[0]
         test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
         return evaluate_lines(self.gold, test).all.figures()["strict_fmeasure"]
 

@@ -83,6 +83,8 @@ class Learner:
         if data.weights is not None and not self.takes_weights:
             raise LpcfgError(f"the {self.method} learner does not take weighted (merged) trees")
         self.check(dev is not None)
+        if isinstance(dev, DevSet):
+            dev = dev.for_method(self.method)  # dev F1 decoded as this method's models are
         return self._fit(data, dev, start, progress)
 
     def _fit(
