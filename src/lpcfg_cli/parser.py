@@ -210,7 +210,9 @@ class Parser:
             else [LatentGrammar.from_model(m, dtype=dtype) for m in models]
         )
         self.root_ok = np.array([not labels.is_intermediate(s) for s in g.symbols])
-        self.brackets = Brackets.of(g.symbols, g.is_preterminal)
+        self.brackets = (
+            Brackets.of(g.symbols, g.is_preterminal) if self.decode == "max-bracket" else None
+        )
         self.rules_by_word = RulesByWord(g)
         self.stats = ParseStats()
         self._backoff: Parser | None | bool = False  # built when first needed

@@ -34,12 +34,11 @@ def _lines(path: str) -> list[str]:
 
 
 def _score(
-    gold_lines: list[str], lines: list[str], params: EvalbParams, cutoff: int, name: str
+    gold_lines: list[str], lines: list[str], params: EvalbParams, cutoff: int, prefix: str = ""
 ) -> EvalResult:
-    """``evaluate_lines`` with its messages and warnings on stderr (prefixed by ``name``
-    when it is the --against file)."""
+    """``evaluate_lines`` with its messages and warnings on stderr, each after ``prefix``
+    ("FILE: " for the --against file)."""
     warning = convention_warning(gold_lines, lines, params)
-    prefix = "" if name == "TEST" else f"{name}: "
     if warning:
         click.echo(f"lpcfg: warning: {prefix}{warning}", err=True)
     result = evaluate_lines(gold_lines, lines, params, cutoff)
@@ -165,8 +164,8 @@ def command(
         raise click.UsageError("--samples and --seed need --against")
     params = PARAMS[param]
     gold_lines, test_lines = _lines(gold), _lines(test)
-    result = _score(gold_lines, test_lines, params, cutoff, "TEST")
-    other = _score(gold_lines, _lines(against), params, cutoff, "FILE") if against else None
+    result = _score(gold_lines, test_lines, params, cutoff)
+    other = _score(gold_lines, _lines(against), params, cutoff, "FILE: ") if against else None
     comparison = None
     if other is not None and not (result.aborted or other.aborted):
         comparison = compare(result, other, 10_000 if samples is None else samples, seed or 0)

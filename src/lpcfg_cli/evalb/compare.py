@@ -76,7 +76,8 @@ def compare(a: EvalResult, b: EvalResult, samples: int = 10_000, seed: int = 0) 
 def compare_counts(ca: np.ndarray, cb: np.ndarray, samples: int, seed: int) -> Comparison:
     """``compare`` on per-sentence ``(matched, gold, test)`` counts of the two parsers."""
     n = len(ca)
-    fa, fb = fmeasures(ca.sum(axis=0)), fmeasures(cb.sum(axis=0))
+    total_a, total_b = ca.sum(axis=0), cb.sum(axis=0)
+    fa, fb = fmeasures(total_a), fmeasures(total_b)
     observed = float(fa - fb)
     rng = np.random.default_rng(seed)
     boot, extreme = [], 0
@@ -87,7 +88,7 @@ def compare_counts(ca: np.ndarray, cb: np.ndarray, samples: int, seed: int) -> C
         boot.append(fmeasures(weights @ ca) - fmeasures(weights @ cb))
         swaps = rng.integers(0, 2, size=(k, n))
         moved = swaps @ delta
-        diff = fmeasures(ca.sum(axis=0) + moved) - fmeasures(cb.sum(axis=0) - moved)
+        diff = fmeasures(total_a + moved) - fmeasures(total_b - moved)
         # a tolerance, so that a swap giving back the observed split counts as reaching it
         extreme += int(np.sum(np.abs(diff) >= abs(observed) - 1e-9))
     dist = np.concatenate(boot)
