@@ -86,6 +86,35 @@ def test_pivot_recovers_a_planted_model_up_to_a_permutation_better_with_more_dat
     assert s_err[-1] < 0.03 and r_err[-1] < 0.03
 
 
+def test_the_cca_ridge_keeps_rare_collocations_from_taking_the_pivot_directions():
+    """Rare word pairs that only occur together (count 3 each) have canonical correlation
+    one, above every direction of the planted model: plain CCA keeps them and the anchors,
+    picked among the frequent next words, come out wrong; the ridge recovers the model."""
+    pairs, n_pair = 20, 3
+    base = sampled_counts(1_000_000, seed=1)
+    v = base.shape[0]
+    counts = sp.lil_matrix((v + 2 * pairs, v + 2 * pairs))
+    counts[:v, :v] = base
+    for i in range(pairs):
+        counts[v + 2 * i, v + 2 * i + 1] = n_pair
+    vocab = Vocabulary([*vocabulary().words, *(f"c{i}" for i in range(2 * pairs))])
+    errors = {}
+    for ridge in (0.0, 100.0):
+        opts = PivotOptions(
+            states=M,
+            anchor_pool=10.0,  # the 30 most frequent next words: the planted ones
+            smoothing=(0.0,),
+            r_iterations=2000,
+            r_tol=1e-12,
+            cca_ridge=ridge,
+        )
+        model = fit_aggregate("pivot", vocab, counts.tocsr(), None, opts)
+        cut = AggregateLM(vocabulary(), model.r[:v], model.s_t[:v])
+        errors[ridge] = matched_errors(cut)
+    assert errors[100.0][0] < 0.03 and errors[100.0][1] < 0.03
+    assert errors[0.0][0] > 0.3
+
+
 def test_em_likelihood_never_decreases():
     counts = sampled_counts(5_000, seed=2)
     bigrams = Bigrams.of(counts)

@@ -25,15 +25,31 @@ def cca_vectors(
     k: int,
     min_singular: float,
     seed: int,
+    ridge: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(v_in, v_out)``: ``v_f = E[phi(g) | f]`` for the rows and, symmetrically,
     ``E[phi(f) | g]`` for the columns of ``omega`` (joint probabilities with marginals
     ``p_in``, ``p_out``), where ``phi`` is the CCA projection of rank ``<= k`` (directions
-    whose scaled singular value is below ``min_singular`` are dropped)."""
-    scaled = sp.diags(1 / np.sqrt(p_in)) @ omega @ sp.diags(1 / np.sqrt(p_out))
+    whose scaled singular value is below ``min_singular`` are dropped).
+
+    ``ridge`` > 0 gives ridge-regularised CCA (Vinod 1976): the one-hot features'
+    covariances ``diag(p)`` become ``diag(p + ridge)`` before the scaling. Without it a pair
+    of rare words that always occur together (a collocation) has a canonical correlation of
+    nearly one, so on a large sparse matrix the top ``k`` directions are such pairs, with
+    singular values too close to separate (Brown bigrams: the top 256 all 0.996-1.0, so the
+    randomized SVD's seed chose them) and no weight on the frequent words whose vectors the
+    anchors are picked from. ``v_f`` stays ``E[phi(g) | f]`` for the ridge's ``phi``, so the
+    convex-combination structure the anchors rely on holds for any ``ridge``.
+    """
+    a, b = p_in + ridge, p_out + ridge
+    scaled = sp.diags(1 / np.sqrt(a)) @ omega @ sp.diags(1 / np.sqrt(b))
     svd = truncated_svd(scaled, k, min_value=min_singular, seed=seed)
-    v_in = svd.u * svd.s / np.sqrt(p_in)[:, None]
-    v_out = svd.v * svd.s / np.sqrt(p_out)[:, None]
+    # E[phi(g) | f] = (1 / p_f) sum_g omega[f, g] v_g / sqrt(b_g) = u_f s sqrt(a_f) / p_f
+    # (without a ridge computed as before, u_f s / sqrt(p_f), so that results stay the same).
+    div_in = p_in / np.sqrt(a) if ridge else np.sqrt(p_in)
+    div_out = p_out / np.sqrt(b) if ridge else np.sqrt(p_out)
+    v_in = svd.u * svd.s / div_in[:, None]
+    v_out = svd.v * svd.s / div_out[:, None]
     return v_in, v_out
 
 
