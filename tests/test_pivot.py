@@ -8,7 +8,12 @@ import pytest
 
 from lpcfg_cli.engine.trees import tree_scores
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.learners.anchors import fast_anchor_words, simplex_weights
+from lpcfg_cli.learners.anchors import (
+    anchor_posteriors,
+    cca_vectors,
+    fast_anchor_words,
+    simplex_weights,
+)
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.pivot import (
     PivotEstimator,
@@ -41,6 +46,29 @@ def test_simplex_weights_recover_convex_combinations():
     # A point outside the hull gets the nearest point of the simplex, still a distribution.
     far = simplex_weights(vertices, 10 * vertices[:1], iterations=500)
     assert far.argmax() == 0 and np.isclose(far.sum(), 1.0)
+
+
+@pytest.mark.parametrize("ridge", [0.0, 0.05])
+def test_cca_vectors_keep_the_convex_structure_with_or_without_a_ridge(ridge):
+    """Exact moments of a model with an anchor row and column per state: every row's vector
+    is the mixture of the anchors' vectors by its p(h | f), whatever the ridge (it changes
+    the projection phi, not v_f = E[phi(g) | f])."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    m, d = 3, 12
+    p_h = np.array([0.5, 0.3, 0.2])
+    cond = rng.dirichlet(np.ones(d), size=m).T  # (d, m): p(f | h), one column per state
+    cond[:m] = 0.0
+    cond[np.arange(m), np.arange(m)] = 0.1  # row h is an anchor of state h
+    cond /= cond.sum(axis=0, keepdims=True)
+    omega = (cond * p_h) @ cond.T  # Q[f, g] = sum_h p(h) p(f | h) p(g | h)
+    p = omega.sum(axis=1)
+    v_in, _ = cca_vectors(sp.csr_matrix(omega), p, p, m, 1e-9, seed=0, ridge=ridge)
+    post = cond * p_h / p[:, None]  # p(h | f)
+    got = anchor_posteriors(v_in, np.full(d, 100.0), m, 1.0, iterations=5000)
+    order = got[:m].argmax(axis=1)  # the state each anchor row stands for
+    np.testing.assert_allclose(got[:, order], post, atol=1e-3)
 
 
 def test_align_finds_the_permutation():
