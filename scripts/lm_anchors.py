@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Does the aggregate bigram model that EM finds on Brown satisfy the pivot method's anchor
-assumption, and which half of the pivot start holds pivot+EM back?
+assumption, and how does EM fare from starts that mix its solution with the pivot estimate?
 
 For each m, EM from a random start (dev's first half picks the iteration, as ``lpcfg lm
 train`` does), then:
