@@ -109,6 +109,7 @@ def test_the_cca_ridge_keeps_rare_collocations_from_taking_the_pivot_directions(
             cca_ridge=ridge,
         )
         model = fit_aggregate("pivot", vocab, counts.tocsr(), None, opts)
+        assert model.meta["cca_ridge"] == ridge  # the model file says how it was learned
         cut = AggregateLM(vocabulary(), model.r[:v], model.s_t[:v])
         errors[ridge] = matched_errors(cut)
     assert errors[100.0][0] < 0.03 and errors[100.0][1] < 0.03

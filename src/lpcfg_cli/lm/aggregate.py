@@ -468,6 +468,7 @@ def _fit_pivot(
     t0 = time.perf_counter()
     s_pivot, unigram = pivot_s(counts, options)
     meta["pivot_seconds"] = time.perf_counter() - t0
+    meta["cca_ridge"], meta["anchor_pool"] = options.cca_ridge, options.anchor_pool
     grid = options.smoothing if dev is not None else options.smoothing[:1]
     m = options.states
     meta["smoothing_runs"] = runs = []
