@@ -44,12 +44,9 @@ def cca_vectors(
     a, b = p_in + ridge, p_out + ridge
     scaled = sp.diags(1 / np.sqrt(a)) @ omega @ sp.diags(1 / np.sqrt(b))
     svd = truncated_svd(scaled, k, min_value=min_singular, seed=seed)
-    # E[phi(g) | f] = (1 / p_f) sum_g omega[f, g] v_g / sqrt(b_g) = u_f s sqrt(a_f) / p_f
-    # (without a ridge computed as before, u_f s / sqrt(p_f), so that results stay the same).
-    div_in = p_in / np.sqrt(a) if ridge else np.sqrt(p_in)
-    div_out = p_out / np.sqrt(b) if ridge else np.sqrt(p_out)
-    v_in = svd.u * svd.s / div_in[:, None]
-    v_out = svd.v * svd.s / div_out[:, None]
+    # E[phi(g) | f] = (1 / p_f) sum_g omega[f, g] v_g / sqrt(b_g) = u_f s sqrt(a_f) / p_f.
+    v_in = svd.u * svd.s * (np.sqrt(a) / p_in)[:, None]
+    v_out = svd.v * svd.s * (np.sqrt(b) / p_out)[:, None]
     return v_in, v_out
 
 
