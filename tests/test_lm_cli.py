@@ -57,6 +57,30 @@ def test_train_then_perplexity_json_equals_the_library(d, method):
     )
 
 
+def test_aggregate_training_reports_its_iterations_as_train_does(d):
+    """`lm train`'s progress lines are worded as `lpcfg train`'s EM lines (`iteration   1,
+    train loglik ..., dev ..., 0.0 s`), with one line per pivot smoothing run; they were
+    raw record dumps (`train_loglik_before -2.511e+05, seconds 0.001918`)."""
+    args = ["--states", "2", "--iterations", "3", "--dev", d / "test.txt", d / "train.txt"]
+    res = invoke("train", "--method", "pivot+em", *args, "--smoothing", "0.3", "-o", d / "m.npz")
+    assert res.exit_code == 0, res.stderr
+    lines = res.stderr.splitlines()
+    number, seconds = r"-?\d+\.\d", r"\d+\.\d s"
+    its = [x for x in lines if x.startswith("lpcfg: iteration")]
+    assert len(its) >= 1
+    for line in its:
+        assert re.fullmatch(
+            rf"lpcfg: iteration +\d+, train loglik {number}, dev perplexity {number}, {seconds}",
+            line,
+        ), line
+    runs = [x for x in lines if x.startswith("lpcfg: smoothing")]
+    assert len(runs) == 1 and re.fullmatch(
+        rf"lpcfg: smoothing 0.3: r fitted in \d+ iterations, \d+ EM iterations kept, "
+        rf"dev perplexity {number}",
+        runs[0],
+    ), runs
+
+
 def test_dashes_are_stdin_and_stdout_and_quiet_is_silent(d):
     res = CliRunner().invoke(
         main, ["lm", "train", "-", "-o", "-", "--method", "kn3", "-q"], input=TRAIN

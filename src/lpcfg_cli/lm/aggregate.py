@@ -512,7 +512,7 @@ def fit(
     dev_events = vocab.events(halves(dev)[0], 2) if dev else None
 
     def report(record: dict[str, Any]) -> None:
-        progress.report(", ".join(f"{k} {_short(v)}" for k, v in record.items()))
+        progress.report(_progress_line(record))
 
     model = fit_aggregate(method, vocab, counts, dev_events, options, report)
     model.meta["train"] = {"sentences": len(train), "bigrams": int(counts.sum())}
@@ -526,5 +526,21 @@ def fit(
     return model
 
 
-def _short(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+def _progress_line(record: dict[str, Any]) -> str:
+    """One progress line for an EM iteration or a pivot smoothing run, worded as ``lpcfg
+    train`` words its EM iterations (``learners.em``)."""
+    if "smoothing" in record:
+        weight, fitted = record["smoothing"], record["r_iterations"]
+        parts = [f"smoothing {weight:g}: r fitted in {fitted} iterations"]
+        if "em_iterations" in record:
+            parts.append(f"{record['em_iterations']} EM iterations kept")
+    else:
+        parts = [
+            f"iteration {record['iteration']:3d}",
+            f"train loglik {record['train_loglik_before']:.1f}",
+        ]
+    if "dev_perplexity" in record:
+        parts.append(f"dev perplexity {record['dev_perplexity']:.1f}")
+    if "seconds" in record:
+        parts.append(f"{record['seconds']:.1f} s")
+    return ", ".join(parts)
