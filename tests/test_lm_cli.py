@@ -246,3 +246,86 @@ def test_foreign_and_corrupt_model_files_are_one_error(d):
     one_error(invoke("perplexity", d / "one.npy", d / "test.txt"), "a single numpy array")
     (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
     one_error(invoke("perplexity", d / "trunc.npz", d / "test.txt"), "truncated or corrupt")
+
+
+SCORED = "the cat sat\n\nthe bird sat down\na dog\n\n"  # blank lines, an OOV word ("bird")
+
+
+def _brute_log_prob(model, words: list[str]) -> float:
+    """log p(words, </s>) of an aggregate model from its tables, token by token."""
+    ids = [model.vocab.id(w) for w in words] + [Vocabulary.EOS_ID]
+    previous, total = Vocabulary.BOS_ID, 0.0
+    for nxt in ids:
+        total += float(np.log(model.r[previous] @ model.s_t[nxt]))
+        previous = nxt
+    return total
+
+
+@pytest.fixture
+def aggregate(d):
+    model = d / "em.npz"
+    (d / "train2.txt").write_text(TRAIN + "a fish swam\n")  # words seen once: <unk>
+    args = ["--method", "em", "--states", "2", "--iterations", "5", "-q"]
+    assert invoke("train", *args, d / "train2.txt", "-o", model).exit_code == 0
+    return model
+
+
+def test_score_gives_each_line_its_log_probability(d, aggregate):
+    """One value per input line (blank lines are the empty sentence), each equal to the
+    model's tables multiplied out token by token; summed over the non-blank lines with
+    their tokens they give `lm perplexity`'s figure."""
+    (d / "s.txt").write_text(SCORED)
+    res = invoke("score", aggregate, d / "s.txt")
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr == "lpcfg: scored 5 sentences in 0.0 s\n"
+    values = [float(x) for x in res.stdout.splitlines()]
+    lines = SCORED.splitlines()
+    assert len(values) == len(lines) == 5
+    model = load_model(aggregate)
+    for line, value in zip(lines, values, strict=True):
+        assert value == pytest.approx(_brute_log_prob(model, line.split()), rel=1e-12), line
+    res = invoke("score", "--json", aggregate, d / "s.txt")
+    as_json = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [x["tokens"] for x in as_json] == [4, 1, 5, 3, 1]
+    assert [x["oov"] for x in as_json] == [0, 0, 1, 0, 0]
+    assert [x["logprob"] for x in as_json] == pytest.approx(values, rel=1e-15)
+    words = [(v, len(line.split()) + 1) for line, v in zip(lines, values, strict=True) if line]
+    whole = json.loads(invoke("perplexity", "--json", aggregate, d / "s.txt").stdout)
+    assert whole["tokens"] == sum(n for _, n in words)
+    assert whole["perplexity"] == pytest.approx(
+        np.exp(-sum(v for v, _ in words) / whole["tokens"]), rel=1e-12
+    )
+
+
+def test_score_streams_in_blocks_and_keeps_the_conventions(d, aggregate, monkeypatch):
+    """Blocks of any size give the same lines; stdin, -o (atomic, never an input), a zero
+    probability as -inf (null in JSON), and both arguments '-' refused."""
+    import lpcfg_cli.commands.lm as lm_command
+
+    text = SCORED * 3
+    whole = invoke("score", aggregate, "-", stdin=text)
+    monkeypatch.setattr(lm_command, "SCORE_BLOCK", 2)
+    assert invoke("score", aggregate, "-", stdin=text).stdout == whole.stdout
+    assert len(whole.stdout.splitlines()) == 15
+    out = d / "values.txt"
+    assert invoke("score", aggregate, "-", "-o", out, stdin=text).exit_code == 0
+    assert out.read_text() == whole.stdout
+    res = invoke("score", aggregate, "-", "-o", aggregate, stdin=text)
+    assert res.exit_code == 2 and "is also an input of this run" in res.stderr
+    res = invoke("score", "-", "-", stdin=text)
+    assert res.exit_code == 2 and "cannot both be '-'" in res.stderr
+    model = load_model(aggregate)
+    model.s_t[model.vocab.id("dog")] = 0.0  # "dog" can no longer be predicted
+    save_model(d / "zero.npz", model)
+    assert invoke("score", d / "zero.npz", "-", stdin="a dog\na cat\n").stdout.startswith("-inf\n")
+    res = invoke("score", "--json", d / "zero.npz", "-", stdin="a dog\n")
+    assert json.loads(res.stdout) == {"logprob": None, "tokens": 3, "oov": 0}
+
+
+def test_config_groups_name_every_lm_subcommand():
+    """`--config` tables of the lm group ([lm.train], ...) are listed by hand in `config`:
+    they must be exactly the group's subcommands."""
+    import lpcfg_cli.commands.lm as lm_command
+    from lpcfg_cli.config import GROUPS
+
+    assert set(GROUPS["lm"]) == set(lm_command.command.commands)

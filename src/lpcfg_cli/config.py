@@ -1,8 +1,8 @@
 """``--config FILE``: option values from a TOML file (stdlib ``tomllib``).
 
 A config file may set options at top level or in a table named after the subcommand
-(``[train]``, ``[parse]``, ..., ``[lm.train]`` and ``[lm.perplexity]`` for the ``lm``
-group's); the table wins. Keys are the long option names without
+(``[train]``, ``[parse]``, ..., ``[lm.train]``, ``[lm.perplexity]`` and ``[lm.score]``
+for the ``lm`` group's); the table wins. Keys are the long option names without
 their dashes, spelt with ``-`` or ``_`` (``dev-f1-every``, ``cap`` for ``--cap``); a
 repeatable option takes a list (``cap = ["NP=4", "VP=8"]``) or one string. Options given
 on the command line override the file. An unknown key is an error naming it, so a misspelt
@@ -23,7 +23,7 @@ from lpcfg_cli.commands import SUBCOMMANDS
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import read_text
 
-GROUPS = {"lm": ("train", "perplexity")}  # tables of a group's subcommands: [lm.train]
+GROUPS = {"lm": ("train", "perplexity", "score")}  # tables of a group's subcommands: [lm.train]
 
 
 def option_keys(command: click.Command) -> dict[str, click.Option]:

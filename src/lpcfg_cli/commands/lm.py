@@ -2,7 +2,8 @@
 
 ``lpcfg lm train`` fits a model by one of the methods of ``lm.methods.METHODS`` (options
 derived from their dataclasses, as for ``lpcfg train``) and writes a model file;
-``lpcfg lm perplexity`` scores a text with one (``lm.evaluate.perplexity``).
+``lpcfg lm perplexity`` scores a text with one (``lm.evaluate.perplexity``), ``lpcfg lm
+score`` each of its lines (``lm.evaluate.sentence_scores``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import click
@@ -27,11 +29,12 @@ from lpcfg_cli.commands.options import (
 )
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output, check_output, display_name
+from lpcfg_cli.fileio import atomic_output, check_output, display_name, iter_lines
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Progress
 from lpcfg_cli.lm.corpus import Sentence, read_sentences
 from lpcfg_cli.lm.evaluate import perplexity as score
+from lpcfg_cli.lm.evaluate import sentence_scores
 from lpcfg_cli.lm.methods import METHODS, OPTION_CLASSES
 from lpcfg_cli.lm.modelfile import load_model, save_model
 
@@ -58,6 +61,7 @@ def command(ctx: click.Context) -> None:
     Examples:
       lpcfg lm train --method kn3 data/brown/train.txt -o kn3.npz
       lpcfg lm perplexity kn3.npz data/brown/test.txt --json
+      lpcfg lm score kn3.npz data/brown/test.txt > test.logprob
     """
     if ctx.invoked_subcommand is None:  # `lpcfg lm` alone: the help, as `lpcfg` alone
         click.echo(ctx.get_help(), color=ctx.color)
@@ -174,6 +178,77 @@ def perplexity(model: str, text: str, output: str, as_json: bool) -> None:
         fh.write(line + "\n")
 
 
+SCORE_BLOCK = 10_000  # lines scored at once: memory stays flat on any input
+
+
+@command.command(name="score")
+@config_option
+@click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("input", default="-", type=click.Path(dir_okay=False, allow_dash=True))
+@output_option("values")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='One JSON object per line: {"logprob": float (null where p is 0), "tokens": int, '
+    '"oov": int}.',
+)
+def score_lines(model: str, input: str, output: str, as_json: bool) -> None:
+    """Print the log probability of each sentence of INPUT (default stdin) under language
+    MODEL.
+
+    One sentence per line, tokens separated by spaces; one output line per input line, in
+    order: the natural log of the probability of the sentence's words and its end, counted
+    as `lm perplexity` counts them (words outside the vocabulary are scored as <unk>). An
+    empty line is the empty sentence (the probability of its end right after its start); a
+    probability of zero gives -inf (null in JSON). The sum of the values over a text, with
+    its tokens (words + sentences), gives `lm perplexity`'s figure for the same lines
+    (which skips blank ones).
+
+    \b
+    Examples:
+      lpcfg lm score kn3.npz data/brown/test.txt > test.logprob
+      lpcfg lm score --json pivot_em128.npz - < sentences.txt
+    """
+    if model == "-" and input == "-":
+        raise click.UsageError("MODEL and INPUT cannot both be '-' (stdin)")
+    check_output(output, [model, input])
+    lm = load_model(model)
+    t0, lines = time.perf_counter(), 0
+    with atomic_output(output) as fh:
+        for block in _blocks(iter_lines(input), SCORE_BLOCK):
+            fh.write(_score_block(lm, block, as_json))
+            lines += len(block)
+    report(f"scored {lines} sentences in {time.perf_counter() - t0:.1f} s")
+
+
+def _blocks(lines: Iterable[str], size: int) -> Iterator[list[Sentence]]:
+    """The sentences of ``lines`` (blank ones too), ``size`` at a time."""
+    block: list[Sentence] = []
+    for text in lines:
+        block.append(text.split())
+        if len(block) == size:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def _score_block(lm: Any, block: list[Sentence], as_json: bool) -> str:
+    """The output lines of one block of sentences (see ``score_lines``)."""
+    got = sentence_scores(lm, block)
+    rows = zip(got.logprob.tolist(), got.tokens.tolist(), got.oov.tolist(), strict=True)
+    out = []
+    for logprob, tokens, oov in rows:
+        finite = math.isfinite(logprob)
+        if as_json:
+            value = logprob if finite else None
+            out.append(json.dumps({"logprob": value, "tokens": tokens, "oov": oov}))
+        else:
+            out.append(f"{logprob:.17g}" if finite else "-inf")
+    return "".join(line + "\n" for line in out)
+
+
 def _quiet() -> click.Option:
     """``-q/--quiet`` for a subcommand; one given to the group (``lpcfg lm -q train``, which
     ``cli`` adds) holds too, since the subcommand's unset flag does not reset it."""
@@ -184,5 +259,5 @@ def _quiet() -> click.Option:
     return option
 
 
-for _sub in (train, perplexity):
+for _sub in (train, perplexity, score_lines):
     _sub.params.append(_quiet())

@@ -119,15 +119,19 @@ def write_sentences(path: str | os.PathLike[str], sentences: Iterable[Sentence])
 @dataclass(frozen=True)
 class Encoded:
     """Sentences as ids: ``ids`` are the words of every sentence one after the other (no
-    boundary ids), sentence ``i`` is ``ids[offsets[i]:offsets[i + 1]]``; ``oov`` is how many
-    tokens were not in the vocabulary (mapped to ``<unk>``)."""
+    boundary ids), sentence ``i`` is ``ids[offsets[i]:offsets[i + 1]]``; ``unknown`` marks
+    the tokens that were not in the vocabulary (mapped to ``<unk>``), ``oov`` counts them."""
 
     ids: np.ndarray
     offsets: np.ndarray
-    oov: int
+    unknown: np.ndarray  # (tokens,) bool
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
+
+    @property
+    def oov(self) -> int:
+        return int(self.unknown.sum())
 
     @property
     def tokens(self) -> int:
@@ -214,9 +218,9 @@ class Vocabulary:
         get = self._lookup.get
         flat = chain.from_iterable(sentences)
         ids = np.fromiter((get(w, -1) for w in flat), dtype=np.int64, count=int(offsets[-1]))
-        oov = ids == -1
-        ids[oov] = self.UNK_ID
-        return Encoded(ids, offsets, int(oov.sum()))
+        unknown = ids == -1
+        ids[unknown] = self.UNK_ID
+        return Encoded(ids, offsets, unknown)
 
     def events(self, sentences: Sequence[Sentence] | Encoded, order: int) -> Events:
         """The n-gram events of ``sentences`` for a model of ``order`` (2: bigrams)."""

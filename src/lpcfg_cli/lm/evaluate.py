@@ -92,6 +92,36 @@ def perplexity(
     return Perplexity(value, n, events.oov)
 
 
+@dataclass(frozen=True)
+class SentenceScores:
+    """Per sentence: the natural log of its probability (every word and its ``</s>``
+    predicted, from ``<s>``; ``-inf`` where it is zero), its predictions (words + 1) and its
+    words outside the vocabulary (scored as ``<unk>``), as ``perplexity`` counts them."""
+
+    logprob: np.ndarray  # (n,) float64
+    tokens: np.ndarray  # (n,) int64
+    oov: np.ndarray  # (n,) int64
+
+
+def sentence_scores(
+    model: LanguageModel, sentences: Sequence[Sentence], batch: int = BATCH
+) -> SentenceScores:
+    """``SentenceScores`` of ``sentences`` (an empty sentence is scored too: the
+    probability of ``</s>`` right after ``<s>``). Summed over a text, ``logprob`` and
+    ``tokens`` give ``perplexity``'s figure."""
+    encoded = model.vocab.encode(sentences)
+    events = model.vocab.events(encoded, model.order)
+    scores = token_log_probs(model, events, batch)
+    lengths = np.diff(encoded.offsets)
+    tokens = lengths + 1
+    starts = np.cumsum(tokens) - tokens
+    # Every sentence has at least one event (its </s>), so no slice of reduceat is empty.
+    logprob = np.add.reduceat(scores, starts) if len(starts) else np.zeros(0)
+    unknown = np.concatenate(([0], np.cumsum(encoded.unknown, dtype=np.int64)))
+    oov = unknown[encoded.offsets[1:]] - unknown[encoded.offsets[:-1]]
+    return SentenceScores(logprob, tokens, oov)
+
+
 def halves(sentences: Sequence[Sentence]) -> tuple[list[Sentence], list[Sentence]]:
     """The dev set in two: the first half (by tokens, cut at a sentence boundary as
     ``corpus.split_by_tokens`` cuts) picks the number of iterations, the second is the
