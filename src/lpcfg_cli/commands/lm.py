@@ -76,7 +76,7 @@ def _read(path: str, what: str) -> list[Sentence]:
     return sentences
 
 
-@command.command(name="train")
+@command.command(name="train", short_help="Fit a language model to a text.")
 @config_option
 @click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
 @model_output_option("Language model file")
@@ -133,7 +133,7 @@ def train(
     report(f"wrote {where} ({method}, {len(model.vocab)} ids, {time.perf_counter() - t0:.1f} s)")
 
 
-@command.command(name="perplexity")
+@command.command(name="perplexity", short_help="Perplexity of a language model on a text.")
 @config_option
 @click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
@@ -181,7 +181,7 @@ def perplexity(model: str, text: str, output: str, as_json: bool) -> None:
 SCORE_BLOCK = 10_000  # lines scored at once: memory stays flat on any input
 
 
-@command.command(name="score")
+@command.command(name="score", short_help="Each line's log probability under a language model.")
 @config_option
 @click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("input", default="-", type=click.Path(dir_okay=False, allow_dash=True))
