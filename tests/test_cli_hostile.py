@@ -427,6 +427,7 @@ def test_the_help_lists_every_command_without_importing_one():
     assert res.returncode == 0, res.stderr
     assert res.stdout.rstrip().endswith("imported: []")
     assert set(SHORT_HELP) == set(SUBCOMMANDS)
+    assert max(map(len, SHORT_HELP.values())) <= 59  # one line beside the longest name
     listed = res.stdout
     for name, command in main.all_commands().items():
         assert command.get_short_help_str(limit=80) == SHORT_HELP[name]

@@ -33,8 +33,8 @@ from lpcfg_cli.fileio import atomic_output, check_output, display_name, iter_lin
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Progress
 from lpcfg_cli.lm.corpus import Sentence, read_sentences
-from lpcfg_cli.lm.evaluate import perplexity as score
-from lpcfg_cli.lm.evaluate import sentence_scores
+from lpcfg_cli.lm.evaluate import LanguageModel, sentence_scores
+from lpcfg_cli.lm.evaluate import perplexity as text_perplexity
 from lpcfg_cli.lm.methods import METHODS, OPTION_CLASSES
 from lpcfg_cli.lm.modelfile import load_model, save_model
 
@@ -162,7 +162,7 @@ def perplexity(model: str, text: str, output: str, as_json: bool) -> None:
     lm = load_model(model)
     sentences = _read(text, "text")
     t0 = time.perf_counter()
-    result = score(lm, sentences)
+    result = text_perplexity(lm, sentences)
     report(f"scored {len(sentences)} sentences in {time.perf_counter() - t0:.1f} s")
     if as_json:
         figures = result.to_dict()
@@ -234,7 +234,7 @@ def _blocks(lines: Iterable[str], size: int) -> Iterator[list[Sentence]]:
         yield block
 
 
-def _score_block(lm: Any, block: list[Sentence], as_json: bool) -> str:
+def _score_block(lm: LanguageModel, block: list[Sentence], as_json: bool) -> str:
     """The output lines of one block of sentences (see ``score_lines``)."""
     got = sentence_scores(lm, block)
     rows = zip(got.logprob.tolist(), got.tokens.tolist(), got.oov.tolist(), strict=True)
