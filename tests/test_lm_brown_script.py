@@ -1,0 +1,74 @@
+"""scripts/lm_brown.py: the Brown table of Cohen & Collins (2014, section 8), run end to end
+on a small planted corpus (the real run takes 9 minutes and is the README's table)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "lm_brown.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("lm_brown", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reach_counts_iterations_from_the_pivot_start() -> None:
+    reach = _module().reach
+    assert reach([130.0, 102.0, 101.0], 100.0) == 1  # within 2 %: at most 102
+    assert reach([130.0, 102.5, 101.0], 100.0) == 2
+    assert reach([101.0], 100.0) == 0
+    assert reach([130.0, 110.0], 100.0) is None
+
+
+def _corpus(rng: np.random.Generator, n: int) -> str:
+    """Sentences of a two-state bigram model whose states own their next words."""
+    own = [["a1", "a2", "a3", "a4"], ["b1", "b2", "b3", "b4"]]
+    lines = []
+    for _ in range(n):
+        state, words = int(rng.integers(2)), []
+        for _ in range(int(rng.integers(3, 9))):
+            word = own[state][int(rng.integers(4))]
+            words.append(word)
+            state = 1 - state if rng.random() < 0.7 else state
+        lines.append(" ".join(words))
+    return "\n".join(lines) + "\n"
+
+
+def test_runs_and_reports_both_reach_counts(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    for name, n in (("train", 400), ("dev", 120), ("test", 60)):
+        (tmp_path / f"{name}.txt").write_text(_corpus(rng, n))
+    out = tmp_path / "out" / "t"
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(tmp_path), "--out", str(out)]
+        + ["--states", "2,4", "--seeds", "0,1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    result = json.loads(out.with_suffix(".json").read_text())
+    rows = {(r["method"], r["states"], r["seed"]): r for r in result["rows"]}
+    assert len(rows) == 3 * 2 * 2
+    table = out.with_suffix(".md").read_text()
+    em_mean = {m: np.mean([rows[("em", m, s)]["dev1_best"] for s in (0, 1)]) for m in (2, 4)}
+    for m in (2, 4):
+        for seed in (0, 1):
+            history = rows[("pivot+em", m, seed)]["dev1_history"]
+            own = rows[("em", m, seed)]["dev1_best"]
+            assert rows[("pivot+em", m, seed)]["reach_em_best"] == _module().reach(history, own)
+        expected = "/".join(
+            str(_module().reach(rows[("pivot+em", m, s)]["dev1_history"], em_mean[m]))
+            for s in (0, 1)
+        )
+        assert f"m = {m}: {expected}" in table.split("Against the mean")[1].splitlines()[0]
+    assert "| em | " in table and "| kn2 (interpolated, modified KN) | " in table
