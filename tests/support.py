@@ -11,11 +11,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -48,6 +50,18 @@ def run(
     return subprocess.run(
         lpcfg(*args), input=stdin, capture_output=True, text=True, cwd=cwd, timeout=timeout
     )
+
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/NAME.py`` as a module (the scripts are files, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def invoke(*args: Any, stdin: str | bytes | None = None):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,23 +10,19 @@ from pathlib import Path
 
 import numpy as np
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "lm_anchors.py"
+from tests.support import SCRIPTS, load_script
 
-
-def _module():
-    spec = importlib.util.spec_from_file_location("lm_anchors", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = SCRIPTS / "lm_anchors.py"
+lm_anchors = load_script("lm_anchors")
 
 
 def test_anchor_statistics_over_the_most_frequent_words() -> None:
     post = np.array([[0.9, 0.1], [0.5, 0.5], [0.05, 0.95], [1.0, 0.0]])
     frequency = np.array([10, 9, 8, 1])  # the last word is outside a pool of 3
-    stats = _module().anchor_stats(post, frequency, pool=3)
+    stats = lm_anchors.anchor_stats(post, frequency, pool=3)
     assert stats["states_with_anchor"] == 2
     assert np.isclose(stats["q50"], 0.9)
-    only_mixed = _module().anchor_stats(post[[1]], frequency[[1]], pool=1)
+    only_mixed = lm_anchors.anchor_stats(post[[1]], frequency[[1]], pool=1)
     assert only_mixed["states_with_anchor"] == 0 and np.isclose(only_mixed["q10"], 0.5)
 
 

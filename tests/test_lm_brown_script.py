@@ -3,7 +3,6 @@ on a small planted corpus (the real run takes 9 minutes and is the README's tabl
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,18 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "lm_brown.py"
+from tests.support import SCRIPTS, load_script
 
-
-def _module():
-    spec = importlib.util.spec_from_file_location("lm_brown", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = SCRIPTS / "lm_brown.py"
+lm_brown = load_script("lm_brown")
 
 
 def test_reach_counts_iterations_from_the_pivot_start() -> None:
-    reach = _module().reach
+    reach = lm_brown.reach
     assert reach([130.0, 102.0, 101.0], 100.0) == 1  # within 2 %: at most 102
     assert reach([130.0, 102.5, 101.0], 100.0) == 2
     assert reach([101.0], 100.0) == 0
@@ -65,9 +60,9 @@ def test_runs_and_reports_both_reach_counts(tmp_path: Path) -> None:
         for seed in (0, 1):
             history = rows[("pivot+em", m, seed)]["dev1_history"]
             own = rows[("em", m, seed)]["dev1_best"]
-            assert rows[("pivot+em", m, seed)]["reach_em_best"] == _module().reach(history, own)
+            assert rows[("pivot+em", m, seed)]["reach_em_best"] == lm_brown.reach(history, own)
         expected = "/".join(
-            str(_module().reach(rows[("pivot+em", m, s)]["dev1_history"], em_mean[m]))
+            str(lm_brown.reach(rows[("pivot+em", m, s)]["dev1_history"], em_mean[m]))
             for s in (0, 1)
         )
         assert f"m = {m}: {expected}" in table.split("Against the mean")[1].splitlines()[0]
