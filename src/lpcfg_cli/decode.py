@@ -45,10 +45,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from lpcfg_cli import labels as label_names
+from lpcfg_cli.engine.jit import njit
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.tree import Tree
 
@@ -257,7 +257,7 @@ def max_rule_trees(
     return trees
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _best_rules(n_items, it, x, y, score, leaf, leaf_score):
     """Best log score of every item's subtree and the candidate that gives it (a leaf item
     scores ``leaf_score``); candidates sorted by parent item, whose children are earlier

@@ -31,10 +31,10 @@ faults, 2.3 -> 0.7 s of system time); same outputs.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
 from lpcfg_cli.engine.grammars import CoarseGrammar
+from lpcfg_cli.engine.jit import njit
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
@@ -44,7 +44,7 @@ from lpcfg_cli.engine.scaling import normalise_span, split_weight
 # took 6.4 s on the 249-word sentence instead of 2.4. They are inlined into the kernel, whose
 # fastmath flags (reassociation, fused multiply-add) let the reductions vectorise: as calls,
 # the test split took 2.15 s instead of 1.6.
-@nb.njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
     """``x . y``."""
     z = 0.0
@@ -53,28 +53,28 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return z
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _axpy(a: float, x: np.ndarray, y: np.ndarray) -> None:
     """``y += a * x``."""
     for t in range(len(x)):
         y[t] += a * x[t]
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _times(x: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     """``out = x * w``."""
     for t in range(len(x)):
         out[t] = x[t] * w[t]
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _weigh(chart, row, lo, hi, i, w, out):
     """``out[k - i - 1] = chart[row + k] * w[k - i - 1]`` for the splits ``lo <= k <= hi``
     of a span starting at ``i``: one child row times the span's split weights."""
     _times(chart[row + lo : row + hi + 1], w[lo - i - 1 : hi - i], out[lo - i - 1 : hi - i])
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _bases(n: int, n_sym: int) -> tuple[np.ndarray, np.ndarray]:
     """Offsets of the packed charts: start-major row ``(i, b)`` (ends ``i+1..n``, length
     ``n - i``) at ``sbase[i] + b * (n - i)``; end-major row ``(j, c)`` (starts ``0..j-1``,
@@ -88,7 +88,7 @@ def _bases(n: int, n_sym: int) -> tuple[np.ndarray, np.ndarray]:
     return sbase, ebase
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _append(buf: np.ndarray, used: int, value: int) -> np.ndarray:
     """``buf`` with ``value`` at ``used`` (doubled when full)."""
     if used == len(buf):
@@ -99,7 +99,7 @@ def _append(buf: np.ndarray, used: int, value: int) -> np.ndarray:
     return buf
 
 
-@nb.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(nogil=True, fastmath={"reassoc", "contract"})
 def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob, charts):
     """Posteriors of one sentence's items; ``lex`` is ``(n, N)``; ``charts``: ``(4, >=
     chart_size(n, N))`` zeros, the packed inside and outside charts, left zero on return.
@@ -306,7 +306,7 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob,
     return starts[:m], ends[:m], syms[:m], post[:m], sc[0, n] + np.log(z)
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _clear(
     charts, n, sbase, ebase, s_syms, s_cnt, e_syms, e_cnt, lo_end, hi_end, lo_start, hi_start
 ):

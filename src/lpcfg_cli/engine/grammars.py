@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
+from lpcfg_cli.engine.jit import njit
 from lpcfg_cli.engine.scaling import FLUSH
 
 
@@ -228,7 +228,7 @@ def _pack(tensors: np.ndarray, order: np.ndarray, group_ptr: np.ndarray, dtype: 
     return _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto)
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _live_states(t4, order, flush):
     """Per sorted rule, which parent, left and right states have an entry ``>= flush``."""
     r, m = len(order), t4.shape[1]
@@ -248,7 +248,7 @@ def _live_states(t4, order, flush):
     return live_a, live_b, live_c
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto):
     r = len(order)
     n_groups = len(group_ptr) - 1
@@ -287,7 +287,7 @@ def _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto):
     return a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _positions(order, group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, m):
     """Where each packed entry sits in the full ``(R, M, M, M)`` tensors (grammar order),
     as a flat index."""

@@ -37,7 +37,6 @@ chart (about 0.3 s each way on the test split).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
 # The rule products no longer call BLAS, but parsing still loads scipy's BLAS on first use
@@ -47,10 +46,11 @@ import numpy as np
 # limit ran two threads per process (tests/test_streaming.py checks it).
 import scipy.linalg.cython_blas  # noqa: F401
 
+from lpcfg_cli.engine.jit import njit
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def find_item(item_sym: np.ndarray, lo: int, hi: int, sym: int) -> int:
     """Index of the item with symbol ``sym`` among items ``lo:hi`` (sorted), or -1."""
     while lo < hi:
@@ -65,7 +65,7 @@ def find_item(item_sym: np.ndarray, lo: int, hi: int, sym: int) -> int:
     return -1
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _grow(a: np.ndarray, n: int) -> np.ndarray:
     if n < len(a):
         return a
@@ -74,7 +74,7 @@ def _grow(a: np.ndarray, n: int) -> np.ndarray:
     return b
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def enumerate_rows(
     p0,
     p1,
@@ -165,7 +165,7 @@ def enumerate_rows(
     return row_p[:n], row_g[:n], best, ent_row[:e], ent_x[:e], ent_y[:e], ent_pair[:e]
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def group_slots(row_g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """Counting sort of rows by pair: (slot of each row, first slot of each pair (G + 1))."""
     start = np.zeros(n_groups + 1, dtype=np.int64)
@@ -182,7 +182,7 @@ def group_slots(row_g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarra
     return slot, start
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def plan_chunk(
     p0,
     p1,
@@ -255,7 +255,7 @@ def plan_chunk(
     return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y, item_span, sc):
     """A cached chunk plan's dense parts and its numbers under the current scales: (first
     slot of each pair, first entry of each pair, best pair scale per parent span, entry pair
@@ -285,7 +285,7 @@ def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y,
     return gstart, estart, best, e_pair
 
 
-@nb.njit(cache=True, nogil=True, fastmath=True)
+@njit(nogil=True, fastmath=True)
 def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf):
     """``z[slot - lo] += w alpha_x[bi] (x) alpha_y[ci]`` for entries ``e0:e1`` (the group's
     live states; arrays' precision)."""
@@ -311,7 +311,7 @@ def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, y
                 zr[off + j] += v * ybuf[j]
 
 
-@nb.njit(cache=True, nogil=True, fastmath=True)
+@njit(nogil=True, fastmath=True)
 def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight, bi, ci, xbuf, ybuf):
     """``beta_x[bi] += w W alpha_y[ci]`` and ``beta_y[ci] += w W^T alpha_x[bi]``, ``W =
     wmat[slot - lo]`` (``(bi, ci)`` blocks)."""
@@ -347,7 +347,7 @@ def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight, bi
             by[ci[j]] += ybuf[j]
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _weights(e_slot, e_pair, slot_p, ref, offset):
     """``exp(pair - ref[parent span - offset])`` per entry (0 where either is -inf)."""
     w = np.empty(len(e_slot))
@@ -356,7 +356,7 @@ def _weights(e_slot, e_pair, slot_p, ref, offset):
     return w
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _largest_group(gstart, group_ptr, b_ptr, c_ptr):
     """Most rows, rules and live split-sum entries of a group with rows in the chunk."""
     rows, rules, width = 0, 0, 0
@@ -368,7 +368,7 @@ def _largest_group(gstart, group_ptr, b_ptr, c_ptr):
     return rows, rules, width
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent):
     """``pit[r - lo, q - q0]`` = parent item of rule ``q`` at the span of slot ``r`` (or -1)."""
     for r in range(lo, hi):
@@ -378,7 +378,7 @@ def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent
             pit[r - lo, q - q0] = find_item(item_sym, plo, phi, rule_parent[q])
 
 
-@nb.njit(cache=True, nogil=True, fastmath=True)
+@njit(nogil=True, fastmath=True)
 def _rule_inside(alpha, z, items, t, ai, rows):
     """``alpha[items[r], ai] += t z_r`` for the rows whose parent item exists (``t``: the
     rule's ``(A, K)`` block); returns how many rows.
@@ -449,7 +449,7 @@ def _rule_inside(alpha, z, items, t, ai, rows):
     return n
 
 
-@nb.njit(cache=True, nogil=True, fastmath=True)
+@njit(nogil=True, fastmath=True)
 def _rule_outside(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
     """``W_r += beta[items[r], ai] t`` (and ``C += beta[items[r], ai] (x) z_r``) for the rows
     whose parent item has outside mass; returns how many rows. Four tensor rows at a time:
@@ -493,7 +493,7 @@ def _rule_outside(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
     return done
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def inside_chunk(
     p0,
     p1,
@@ -573,7 +573,7 @@ def inside_chunk(
     return flops
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def outside_chunk(
     span_first,
     item_sym,
@@ -670,7 +670,7 @@ def outside_chunk(
     return flops
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def normalise_spans(values, sc, span_first, s0, s1, flush):
     """Normalise the items of spans ``s0:s1`` (scale added to ``sc``)."""
     for s in range(s0, s1):
@@ -679,7 +679,7 @@ def normalise_spans(values, sc, span_first, s0, s1, flush):
             sc[s] += normalise_span(values, lo, hi, flush)
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def rule_posteriors_chunk(
     span_first,
     item_sym,

@@ -16,13 +16,14 @@ subnormals against 13.6 with the flush, same F1).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from lpcfg_cli.engine.jit import njit
 
 FLUSH = 1e-10
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def split_weight(pair: float, base: float) -> float:
     """``exp(pair - base)``, 0 where either is -inf (an empty child or parent)."""
     if pair == -np.inf or base == -np.inf:
@@ -30,7 +31,7 @@ def split_weight(pair: float, base: float) -> float:
     return np.exp(pair - base)
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def normalise_span(values: np.ndarray, lo: int, hi: int, flush: float) -> float:
     """Divide rows ``lo:hi`` by their largest absolute entry; returns its log (-inf if 0).
 
@@ -52,7 +53,7 @@ def normalise_span(values: np.ndarray, lo: int, hi: int, flush: float) -> float:
     return np.log(mx)
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def flush_rows(values, lo, hi, threshold):
     """Set entries of rows ``lo:hi`` below ``threshold`` in absolute value to zero."""
     for i in range(lo, hi):
