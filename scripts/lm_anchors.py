@@ -38,7 +38,7 @@ from lpcfg_cli.lm.aggregate import (
     pivot_s,
     run_em,
 )
-from lpcfg_cli.lm.corpus import Vocabulary, read_sentences
+from lpcfg_cli.lm.corpus import Vocabulary, read_corpus
 from lpcfg_cli.lm.evaluate import halves
 
 PURE = 0.8  # a word whose posterior on one state is above this counts as that state's anchor
@@ -119,8 +119,8 @@ def main() -> int:
     ap.add_argument("--out", default="out/lm_anchors", help="writes OUT.md and OUT.json")
     args = ap.parse_args()
     folder = Path(args.data)
-    train = read_sentences(folder / "train.txt")
-    dev = read_sentences(folder / "dev.txt")
+    train = read_corpus(folder / "train.txt")
+    dev = read_corpus(folder / "dev.txt")
     vocab = Vocabulary.build(train, 2)  # words seen once are <unk>, as `lpcfg lm train`
     counts = vocab.bigram_counts(train)
     dev1 = vocab.events(halves(dev)[0], 2)

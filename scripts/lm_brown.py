@@ -24,7 +24,7 @@ import numpy as np
 
 from lpcfg_cli.lm import kneserney
 from lpcfg_cli.lm.aggregate import OPTIONS, fit_aggregate
-from lpcfg_cli.lm.corpus import Vocabulary, brown_split, read_sentences
+from lpcfg_cli.lm.corpus import Vocabulary, brown_split, read_corpus
 from lpcfg_cli.lm.evaluate import halves, perplexity
 from lpcfg_cli.lm.kneserney import KNOptions
 
@@ -47,7 +47,7 @@ PAPER_KN = {"kn2": (408, 415), "kn3": (386, 394)}
 def load(folder: Path) -> dict[str, list[list[str]]]:
     """The split written by ``make brown``, or made from nltk's corpus if it is missing."""
     if (folder / "train.txt").exists():
-        return {name: read_sentences(folder / f"{name}.txt") for name in ("train", "dev", "test")}
+        return {name: read_corpus(folder / f"{name}.txt") for name in ("train", "dev", "test")}
     return brown_split()
 
 

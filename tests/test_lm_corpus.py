@@ -13,7 +13,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.lm.corpus import (
     Vocabulary,
     brown_split,
-    read_sentences,
+    read_corpus,
     split_by_tokens,
     write_sentences,
 )
@@ -93,10 +93,10 @@ def test_sentence_files_round_trip_and_refuse_bad_input(tmp_path):
     write_sentences(path, [["a", "b"], ["c"], ["d", "e", "f"]])
     assert path.read_text(encoding="utf-8") == "a b\nc\nd e f\n"
     path.write_bytes("\ufeffa  b\t c\n\n   \nd\n".encode())
-    assert read_sentences(path) == [["a", "b", "c"], ["d"]]  # blank lines: no sentence
+    assert read_corpus(path) == [["a", "b", "c"], ["d"]]  # blank lines: no sentence
     path.write_bytes(b"ok\n\xff\n")
     with pytest.raises(LpcfgError, match=r"s\.txt:2: invalid UTF-8"):
-        read_sentences(path)
+        read_corpus(path)
     with pytest.raises(LpcfgError, match="holds whitespace"):
         write_sentences(tmp_path / "t.txt", [["a b"]])
     assert not (tmp_path / "t.txt").exists()

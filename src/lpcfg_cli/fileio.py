@@ -12,21 +12,55 @@ one ``LpcfgError`` naming the output.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import io
 import os
 import re
+import select
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from typing import IO
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, raise_if_terminated
+
+DEFAULT_ENCODING = "utf-8"
+BYTE_ORDER_MARK = "\ufeff"
 
 
 def display_name(path: str | os.PathLike[str]) -> str:
     """Name used in error messages: ``<stdin>`` for ``-``."""
     return "<stdin>" if str(path) == "-" else str(path)
+
+
+def check_encoding(encoding: str) -> str:
+    """``encoding`` if Python knows the codec (any name ``codecs.lookup`` takes: ``latin-1``,
+    ``iso-8859-15``, ``cp1252``, ``utf-16``...), else ``LpcfgError`` naming it."""
+    try:
+        info = codecs.lookup(encoding)
+    except (LookupError, TypeError, ValueError):
+        raise LpcfgError(f"unknown encoding {encoding!r} (any codec Python knows)") from None
+    if not getattr(info, "_is_text_encoding", True):  # base64, zlib...: bytes to bytes
+        raise LpcfgError(f"{encoding!r} is not a text encoding")
+    return encoding
+
+
+def _codec_label(encoding: str) -> str:
+    """How errors name an encoding: ``UTF-8`` as before, other codecs by their own name."""
+    return "UTF-8" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
+def _byte_oriented(encoding: str) -> bool:
+    """Whether ``encoding`` writes ASCII line ends as the bytes ``\\n`` and ``\\r`` and never
+    uses those bytes inside a character (UTF-8, the ISO-8859 family, cp125x, Shift-JIS, GBK
+    ...), so that lines can be split before decoding and errors located exactly; UTF-16 and
+    UTF-32 are not."""
+    try:
+        return codecs.encode("a\r\nb", encoding) == b"a\r\nb"
+    except (UnicodeError, LookupError):
+        return False
 
 
 @contextlib.contextmanager
@@ -48,45 +82,158 @@ def open_input(path: str | os.PathLike[str], what: str = "file") -> Iterator[IO[
         raise LpcfgError(exc.strerror or str(exc), source=name) from None
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """Whole text of a UTF-8 file (or stdin for ``-``), with clear errors for bad input."""
+def _decode_error(exc: UnicodeDecodeError, encoding: str, name: str, line: int) -> LpcfgError:
+    byte = exc.object[exc.start] if exc.start < len(exc.object) else None
+    what = f" (byte 0x{byte:02x})" if byte is not None else ""
+    return LpcfgError(f"invalid {_codec_label(encoding)}{what}", source=name, line=line)
+
+
+def _nul_error(name: str, line: int) -> LpcfgError:
+    return LpcfgError("binary data (NUL byte), not a text file", source=name, line=line)
+
+
+def read_text(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> str:
+    """Whole text of a file (or stdin for ``-``) in ``encoding``, with clear errors for bad
+    input (the line of an undecodable byte or a NUL). A byte-order mark at the start is the
+    mark of the encoding, not text."""
     name = display_name(path)
     with open_input(path) as fh:
         data = fh.read()
-    if b"\x00" in data:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise LpcfgError("binary data (NUL byte), not a text file", source=name, line=line)
+    if _byte_oriented(encoding):
+        if b"\x00" in data:
+            raise _nul_error(name, data[: data.index(b"\x00")].count(b"\n") + 1)
+        try:
+            text = codecs.decode(data, encoding)
+        except UnicodeDecodeError as exc:
+            raise _decode_error(exc, encoding, name, data[: exc.start].count(b"\n") + 1) from None
+    else:
+        try:
+            text = codecs.decode(data, encoding)
+        except UnicodeDecodeError as exc:
+            # The line of the bad unit: the text decoded before it, counted.
+            before = codecs.decode(data[: exc.start], encoding, errors="replace")
+            raise _decode_error(exc, encoding, name, before.count("\n") + 1) from None
+        if "\x00" in text:
+            raise _nul_error(name, text[: text.index("\x00")].count("\n") + 1)
+    return text.removeprefix(BYTE_ORDER_MARK)
+
+
+class Pause:
+    """What ``iter_lines(..., pauses=True)`` yields when the input has no further complete
+    line yet and reading on would wait (a person typing, a slow pipe): the reader can
+    finish the work it holds instead of waiting for more."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "PAUSE"
+
+
+PAUSE = Pause()
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_CHUNK = 1 << 16
+
+
+def _may_pause(fh: IO[bytes]) -> bool:
+    """Whether reading ``fh`` can wait for a writer (a terminal, pipe or socket): a regular
+    file never pauses. Only where ``select`` works on such streams (not Windows)."""
+    if sys.platform.startswith("win"):
+        return False
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise LpcfgError(
-            f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", source=name, line=line
-        ) from None
+        mode = os.fstat(fh.fileno()).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return not stat.S_ISREG(mode)
 
 
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
-    """Lines of a UTF-8 file (or stdin for ``-``), read incrementally, without their newline.
+def _ready(fh: IO[bytes]) -> bool:
+    try:
+        return bool(select.select([fh], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
-    Errors name the line (NUL byte, invalid UTF-8); a byte-order mark at the start is the
-    mark of a UTF-8 file, not text. Memory stays flat however long the input is.
-    """
+
+def _raw_lines(fh: IO[bytes], pauses: bool) -> Iterator[bytes | Pause]:
+    """The lines of a byte stream without their ends, which may be ``\\n``, ``\\r\\n`` or a
+    lone ``\\r`` (old Mac files): one line per line however it ends. Reads what is there
+    (``read1``), so a line typed on a terminal is yielded at once; with ``pauses``, ``PAUSE``
+    comes before a read that would wait."""
+    read = getattr(fh, "read1", fh.read)
+    pauses = pauses and _may_pause(fh)
+    pending = b""
+    skip_lf = False  # the last chunk ended in "\r": a "\n" starting the next one is its end
+    while True:
+        if pauses and not _ready(fh):
+            yield PAUSE
+        chunk = read(_CHUNK)
+        if not chunk:
+            break
+        if skip_lf and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        skip_lf = chunk.endswith(b"\r")
+        parts = _LINE_END.split(pending + chunk)
+        pending = parts.pop()
+        yield from parts
+    if pending:
+        yield pending
+
+
+def iter_lines(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> Iterator[str]:
+    """Lines of a text file (or stdin for ``-``) in ``encoding``, read incrementally, without
+    their line ends (``\\n``, ``\\r\\n`` or ``\\r``). Errors name the line (NUL byte, a byte
+    the encoding cannot decode); a byte-order mark at the start is not text. Memory stays
+    flat however long the input is."""
+    for line in iter_lines_or_pauses(path, encoding, pauses=False):
+        assert isinstance(line, str)
+        yield line
+
+
+def iter_lines_or_pauses(
+    path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING, *, pauses: bool = True
+) -> Iterator[str | Pause]:
+    """``iter_lines``, with ``PAUSE`` yielded whenever the input has no complete line ready
+    and reading on would wait (see ``Pause``)."""
     name = display_name(path)
     with open_input(path) as fh:
-        for number, raw in enumerate(fh, 1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            if b"\x00" in raw:
-                raise LpcfgError(
-                    "binary data (NUL byte), not a text file", source=name, line=number
-                )
+        if _byte_oriented(encoding):
+            decoder = codecs.getincrementaldecoder(encoding)()
+            number = 0
+            for raw in _raw_lines(fh, pauses):
+                if isinstance(raw, Pause):
+                    yield raw
+                    continue
+                number += 1
+                if b"\x00" in raw:
+                    raise _nul_error(name, number)
+                try:
+                    text = decoder.decode(raw)
+                except UnicodeDecodeError as exc:
+                    raise _decode_error(exc, encoding, name, number) from None
+                yield text.removeprefix(BYTE_ORDER_MARK) if number == 1 else text
             try:
-                text = raw.decode("utf-8")
+                decoder.decode(b"", final=True)
             except UnicodeDecodeError as exc:
-                raise LpcfgError(
-                    f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", source=name, line=number
-                ) from None
-            yield text[:-1] if text.endswith("\n") else text
+                raise _decode_error(exc, encoding, name, max(number, 1)) from None
+            return
+        yield from _wide_lines(fh, encoding, name)
+
+
+def _wide_lines(fh: IO[bytes], encoding: str, name: str) -> Iterator[str]:
+    """``iter_lines`` for a codec whose characters may contain the bytes of line ends
+    (UTF-16, UTF-32): decoded as a stream, then split into lines."""
+    wrapper = io.TextIOWrapper(fh, encoding=encoding, errors="strict", newline=None)
+    number = 0
+    try:
+        for text in wrapper:
+            number += 1
+            if "\x00" in text:
+                raise _nul_error(name, number)
+            text = text.removesuffix("\n")
+            yield text.removeprefix(BYTE_ORDER_MARK) if number == 1 else text
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, encoding, name, number + 1) from None
+    finally:
+        wrapper.detach()  # the caller's stream stays open
 
 
 def _permissions(target: str) -> int:
@@ -116,18 +263,29 @@ def _write_error(exc: OSError, target: str) -> LpcfgError:
     return LpcfgError(exc.strerror or str(exc), source=target)
 
 
+def _encode_error(exc: UnicodeEncodeError, target: str) -> LpcfgError:
+    """The one-line error for text the output's encoding cannot hold."""
+    char = exc.object[exc.start : exc.start + 1]
+    return LpcfgError(
+        f"{char!r} (U+{ord(char):04X}) cannot be written in {exc.encoding}: "
+        "choose another --encoding",
+        source=target,
+    )
+
+
 @contextlib.contextmanager
-def _write_through(target: str, mode: str) -> Iterator[IO]:
+def _write_through(target: str, mode: str, encoding: str) -> Iterator[IO]:
     """Open ``target`` as the shell's ``>`` would: for devices, pipes and descriptors."""
-    encoding = None if "b" in mode else "utf-8"
     try:
-        fh = open(target, mode, encoding=encoding)
+        fh = open(target, mode, encoding=None if "b" in mode else encoding)
     except OSError as exc:
         raise _write_error(exc, target) from None
     is_stdout = _is_stdout(fh)
     try:
         with fh:
             yield fh
+    except UnicodeEncodeError as exc:
+        raise _encode_error(exc, target) from None
     except OSError as exc:  # the body only writes: ENOSPC (/dev/full), EPIPE, EIO...
         if isinstance(exc, BrokenPipeError) and is_stdout:
             raise  # ``-o /dev/stdout | head``: the command line ends quietly, as for ``-``
@@ -158,21 +316,25 @@ def _check_replaceable(target: str, real: str, exists: bool) -> None:
 
 
 @contextlib.contextmanager
-def _replace_atomically(target: str, real: str, mode: str) -> Iterator[IO]:
-    """Write a temporary file beside ``real`` and rename it over ``real`` on success."""
+def _replace_atomically(target: str, real: str, mode: str, encoding: str) -> Iterator[IO]:
+    """Write a temporary file beside ``real`` and rename it over ``real`` on success; on any
+    failure or interruption (Ctrl-C, and SIGTERM or SIGHUP, which the command line turns
+    into ``Terminated``) the temporary file is removed and ``real`` is untouched."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=".lpcfg-", suffix=".tmp", dir=os.path.dirname(real))
     except OSError as exc:
         raise _write_error(exc, target) from None
     try:
-        encoding = None if "b" in mode else "utf-8"
-        with os.fdopen(fd, mode, encoding=encoding) as fh:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
+        raise_if_terminated()  # never complete an output the user asked to stop
         os.chmod(tmp, _permissions(real))  # mkstemp makes 0600; a new file honours umask
         os.replace(tmp, real)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, UnicodeEncodeError):
+            raise _encode_error(exc, target) from None
         if isinstance(exc, OSError):  # the body only writes: disk full, quota, I/O error
             raise _write_error(exc, target) from None
         raise
@@ -195,48 +357,96 @@ def _writes_through(target: str) -> bool:
     return False
 
 
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one existing file: the same path, a symlink to it or a hard
+    link (same device and inode)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
 def check_output(
-    path: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str] | None] = ()
+    path: str | os.PathLike[str],
+    inputs: Sequence[str | os.PathLike[str] | None] = (),
+    flag: str = "-o",
 ) -> None:
     """Refuse now what ``atomic_output(path)`` would refuse when opened, and an output that
-    is one of the run's ``inputs`` (it would be overwritten), so that a command can check
-    its outputs before a long computation (nothing is created or opened)."""
-    if str(path) == "-":
+    is one of the run's ``inputs`` (by path, symlink or hard link: it would be overwritten),
+    so that a command can check its outputs before a long computation (nothing is created
+    or opened). ``flag`` names the output in the messages."""
+    target = os.fspath(path)
+    if target == "-":
         return
-    _writes_through(os.fspath(path))
-    if os.path.exists(path):
-        for other in inputs:
-            if (
-                other
-                and str(other) != "-"
-                and os.path.exists(other)
-                and os.path.samefile(other, path)
-            ):
-                raise LpcfgError(f"-o {path} is also an input of this run: it would be overwritten")
+    if target == "":
+        raise LpcfgError(f"{flag} '' names no file: give a file name, or - for stdout")
+    if target.endswith(("/", os.sep)):
+        raise LpcfgError(f"{flag} {target} names a folder (it ends with '/'): give a file name")
+    _writes_through(target)
+    for other in inputs:
+        if other is not None and str(other) != "-" and same_file(other, target):
+            which = "" if os.fspath(other) == target else f" ({os.fspath(other)})"
+            raise LpcfgError(
+                f"{flag} {target} is also an input of this run{which}: it would be overwritten"
+            )
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
-    """Open ``path`` for writing (``-`` is stdout), as the module docstring describes.
+def atomic_output(
+    path: str | os.PathLike[str], mode: str = "w", encoding: str = DEFAULT_ENCODING
+) -> Iterator[IO]:
+    """Open ``path`` for writing (``-`` is stdout), as the module docstring describes; text
+    is written in ``encoding``.
 
     Regular files (and symlinks to them, or new files) appear only if the block succeeds;
     other outputs are written through. Errors opening or writing are ``LpcfgError``;
     a closed stdout raises ``BrokenPipeError`` for the command line to end quietly.
     """
     if str(path) == "-":
-        stream = sys.stdout.buffer if "b" in mode else sys.stdout
-        try:
+        with _stdout(mode, encoding) as stream:
             yield stream
-            stream.flush()
-        except BrokenPipeError:
-            raise  # the reader went away (``| head``): the command line ends quietly
-        except OSError as exc:  # ``> /dev/full``, a full disk
-            raise _write_error(exc, "<stdout>") from None
         return
     target = os.fspath(path)
     if _writes_through(target):
-        with _write_through(target, mode) as fh:
+        with _write_through(target, mode, encoding) as fh:
             yield fh
         return
-    with _replace_atomically(target, os.path.realpath(target), mode) as fh:
+    with _replace_atomically(target, os.path.realpath(target), mode, encoding) as fh:
         yield fh
+
+
+class _EncodedWriter:
+    """Text written to a binary stream through an incremental encoder (a UTF-16 mark once,
+    not per write); unlike ``io.TextIOWrapper`` it never closes the stream it writes to."""
+
+    def __init__(self, binary: IO[bytes], encoding: str) -> None:
+        self.binary = binary
+        self.encoder = codecs.getincrementalencoder(encoding)("strict")
+
+    def write(self, text: str) -> int:
+        self.binary.write(self.encoder.encode(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self.binary.flush()
+
+
+@contextlib.contextmanager
+def _stdout(mode: str, encoding: str) -> Iterator[Any]:
+    """stdout as a binary stream, or as text in ``encoding`` (whatever the locale says)."""
+    sys.stdout.flush()
+    binary = sys.stdout.buffer
+    stream: Any = binary if "b" in mode else _EncodedWriter(binary, encoding)
+    try:
+        yield stream
+        stream.flush()
+    except BrokenPipeError:
+        raise  # the reader went away (``| head``): the command line ends quietly
+    except UnicodeEncodeError as exc:
+        raise _encode_error(exc, "<stdout>") from None
+    except OSError as exc:  # ``> /dev/full``, a full disk
+        raise _write_error(exc, "<stdout>") from None

@@ -27,11 +27,12 @@ import numpy as np
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.evalb import evaluate_lines
+from lpcfg_cli.fileio import DEFAULT_ENCODING
 from lpcfg_cli.grammar import CompiledTreebank, Grammar, compile_trees
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parallel import parse_sentences
 from lpcfg_cli.parser import ParserOptions, decoder
-from lpcfg_cli.training import read_sentences
+from lpcfg_cli.sentences import read_sentences
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import ROOT_LABELS, format_tree, normalize, read_treebank, words
 
@@ -50,13 +51,18 @@ class DevSet:
 
     @classmethod
     def read(
-        cls, paths: Sequence[str], *, parser: ParserOptions | None = None, jobs: int = 1
+        cls,
+        paths: Sequence[str],
+        *,
+        parser: ParserOptions | None = None,
+        jobs: int = 1,
+        encoding: str = DEFAULT_ENCODING,
     ) -> DevSet:
         """Read (and check: readable, well-formed, not empty) the dev treebank files.
 
         The gold trees are scored as read (EVALB's parameters drop what it ignores), exactly
         as ``evaluate`` scores the gold file."""
-        raw = [_unwrap(rec.tree) for rec in read_treebank(list(paths))]
+        raw = [_unwrap(rec.tree) for rec in read_treebank(list(paths), encoding=encoding)]
         normal = [t for t in map(normalize, raw) if t is not None]
         if not normal:
             raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)))
@@ -93,10 +99,10 @@ class DevText:
     sentences: list[list[str]]
 
     @classmethod
-    def read(cls, paths: Sequence[str]) -> DevText:
-        """Read (and check: readable UTF-8 text, not empty) the dev text files, one
-        sentence per line; empty lines are skipped."""
-        sentences = [s for s in read_sentences(list(paths)) if s]
+    def read(cls, paths: Sequence[str], encoding: str = DEFAULT_ENCODING) -> DevText:
+        """Read (and check: readable text, not empty) the dev text files, one sentence per
+        line; empty lines are skipped."""
+        sentences = [s for s in read_sentences(list(paths), encoding) if s]
         if not sentences:
             raise LpcfgError("no sentences in " + ", ".join(map(str, paths)))
         return cls(tuple(paths), sentences)

@@ -23,7 +23,7 @@ import numpy as np
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import iter_lines
+from lpcfg_cli.fileio import DEFAULT_ENCODING
 from lpcfg_cli.grammar import (
     CompiledTreebank,
     Grammar,
@@ -33,6 +33,7 @@ from lpcfg_cli.grammar import (
 )
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.lexicon import Lexicon, Signatures, canonical, is_signature
+from lpcfg_cli.sentences import read_sentences
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import leaves, normalize, read_treebank
 
@@ -88,9 +89,10 @@ def binarized_trees(
     *,
     skip_bad: bool = False,
     on_bad: Callable[[LpcfgError], None] | None = None,
+    encoding: str = DEFAULT_ENCODING,
 ) -> tuple[list[Tree], list[Tree]]:
     """(normalised trees, binarized trees) of the treebank files; empty trees are dropped."""
-    records = read_treebank(list(paths), skip_bad=skip_bad, on_bad=on_bad)
+    records = read_treebank(list(paths), skip_bad=skip_bad, on_bad=on_bad, encoding=encoding)
     normal, binary = [], []
     for rec in records:
         tree = normalize(rec.tree)
@@ -110,10 +112,13 @@ def prepare(
     rare: int = DataOptions.rare,
     skip_bad: bool = False,
     on_bad: Callable[[LpcfgError], None] | None = None,
+    encoding: str = DEFAULT_ENCODING,
 ) -> TrainingData:
     """Read, normalise, binarize and index the training treebank."""
     t0 = time.perf_counter()
-    normal, trees = binarized_trees(paths, options, skip_bad=skip_bad, on_bad=on_bad)
+    normal, trees = binarized_trees(
+        paths, options, skip_bad=skip_bad, on_bad=on_bad, encoding=encoding
+    )
     grammar, bank = build_grammar(trees, rare=rare, binarization=options.to_dict())
     summary = {
         "input": "trees",
@@ -128,14 +133,6 @@ def prepare(
         "prepare_seconds": round(time.perf_counter() - t0, 3),
     }
     return TrainingData(grammar, bank, summary, normal)
-
-
-def read_sentences(paths: Sequence[str]) -> Iterable[list[str]]:
-    """Sentences of text files (``-``: stdin), one per line, tokens separated by spaces,
-    read as they are needed; empty lines give empty sentences."""
-    for path in paths:
-        for line in iter_lines(path):
-            yield line.split()
 
 
 def text_data(
@@ -205,9 +202,13 @@ def text_data(
     return TrainingData(grammar, None, summary, text=text)
 
 
-def prepare_text(paths: Sequence[str], *, rare: int = 0) -> TrainingData:
+def prepare_text(
+    paths: Sequence[str], *, rare: int = 0, encoding: str = DEFAULT_ENCODING
+) -> TrainingData:
     """``text_data`` of text files (one sentence per line, tokens separated by spaces)."""
-    return text_data(read_sentences(paths), rare=rare, summary={"files": [str(p) for p in paths]})
+    return text_data(
+        read_sentences(paths, encoding), rare=rare, summary={"files": [str(p) for p in paths]}
+    )
 
 
 def bracketed_data(

@@ -30,12 +30,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import display_name, read_text
+from lpcfg_cli.fileio import DEFAULT_ENCODING, display_name, read_text
 from lpcfg_cli.tree import Tree
 
 ROOT_LABELS = ("", "TOP", "ROOT")
 NONE_LABEL = "-NONE-"
-BYTE_ORDER_MARK = "\ufeff"
 # Tokens that are exactly a bracket are written with their PTB names; brackets inside a
 # longer token are replaced by the names of ( and ) (the only characters that break trees).
 _ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
@@ -264,19 +263,20 @@ def read_treebank(
     *,
     skip_bad: bool = False,
     on_bad: Callable[[LpcfgError], None] | None = None,
+    encoding: str = DEFAULT_ENCODING,
 ) -> list[TreeRecord]:
-    """All trees of the given files (``-`` is stdin), in order.
+    """All trees of the given files (``-`` is stdin) in ``encoding``, in order.
 
     Malformed trees raise ``LpcfgError`` with FILE:LINE, or with ``skip_bad`` are passed to
     ``on_bad`` (each error names the lines lost) and skipped; reading resumes at the next
-    tree. Whole-file problems (missing, binary, invalid UTF-8, no trees) are always errors.
+    tree. Whole-file problems (missing, binary, undecodable, no trees) are always errors.
     Empty trees ``()`` are kept (a tree with no children), so a reader that writes one line
     per tree can write ``()`` for them.
     """
     records: list[TreeRecord] = []
     for path in paths:
         source = display_name(path)
-        text = read_text(path).removeprefix(BYTE_ORDER_MARK)
+        text = read_text(path, encoding)
         found, lost = 0, 0
 
         def report(err: LpcfgError) -> None:

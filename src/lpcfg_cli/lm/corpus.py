@@ -22,7 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output, display_name, iter_lines
+from lpcfg_cli.fileio import DEFAULT_ENCODING, atomic_output, display_name
+from lpcfg_cli.sentences import read_sentences
 
 BOS = "<s>"
 EOS = "</s>"
@@ -90,18 +91,22 @@ def brown_split(
 # --- text files -----------------------------------------------------------------------------
 
 
-def read_sentences(path: str | os.PathLike[str]) -> list[Sentence]:
-    """One sentence per line of a UTF-8 text file (``-``: stdin), tokens separated by
-    whitespace; blank lines hold no sentence and are skipped. Bad input (invalid UTF-8, a NUL
-    byte, a missing file) is one ``LpcfgError`` naming the file and line."""
-    return [tokens for line in iter_lines(path) if (tokens := line.split())]
+def read_corpus(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> list[Sentence]:
+    """The sentences of a text file (``-``: stdin; ``sentences.read_sentences``), blank
+    lines skipped: they hold no sentence. Bad input (an undecodable byte, a NUL byte, a
+    missing file) is one ``LpcfgError`` naming the file and line."""
+    return [tokens for tokens in read_sentences(path, encoding) if tokens]
 
 
-def write_sentences(path: str | os.PathLike[str], sentences: Iterable[Sentence]) -> None:
+def write_sentences(
+    path: str | os.PathLike[str],
+    sentences: Iterable[Sentence],
+    encoding: str = DEFAULT_ENCODING,
+) -> None:
     """Write one sentence per line, tokens separated by one space (``-``: stdout); the file
     appears atomically. A token that is empty or holds whitespace could not be read back as
     one token, so it is refused (``LpcfgError``)."""
-    with atomic_output(path) as fh:
+    with atomic_output(path, encoding=encoding) as fh:
         for number, sentence in enumerate(sentences, 1):
             for token in sentence:
                 if not token or len(token.split()) != 1 or token != token.strip():
