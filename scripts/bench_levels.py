@@ -44,6 +44,7 @@ from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parser import Parser
+from lpcfg_cli.sentences import SPAN_BUDGET, blocks
 from lpcfg_cli.trees import format_tree
 
 Row = dict[str, float | int | str]
@@ -74,8 +75,7 @@ def run(
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     lines = ["()"] * len(sentences)
     row: Row = {"first": 0.0, "final": 0.0, "items": 0, "kept": 0, "gflop": 0.0}
-    for batch in parser._batches([len(sentences[i]) for i in order]):
-        ids = [order[i] for i in batch]
+    for ids in blocks(order, span_budget=SPAN_BUDGET, length=lambda i: len(sentences[i])):
         words = [sentences[i] for i in ids]
         layout = SpanLayout([len(s) for s in words])
         lex, keys, mu, _ = parser.coarse_pass(layout, words)

@@ -243,7 +243,7 @@ def test_quiet_on_every_subcommand(d, tmp_path):
         ],
         "parse": ["parse", d / "pcfg.npz", d / "x.txt", "--progress"],
         "score": ["score", d / "pcfg.npz", d / "x.txt", "--progress"],
-        "bundle": ["bundle", d / "pcfg.npz", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
+        "bundle": ["bundle", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
         "unmix": [

@@ -225,9 +225,10 @@ def test_cutoff_block_and_undefined_fmeasure():
     assert result.cut.sentences == 1 and result.all.sentences == 2
     text = format_report(result)
     assert "\n-- len<=3 --\n" in text
-    # No matched bracket at all: C computes 0/0 and prints -nan; the number is 0.0.
+    # No matched bracket at all: C computes 0/0 and prints -nan; the figure is None (null
+    # in JSON), the same value, not 0.0.
     assert text.split("-- len<=3 --")[1].count("Bracketing FMeasure       =   -nan") == 1
-    assert result.cut.figures()["fmeasure"] == 0.0
+    assert result.cut.figures()["fmeasure"] is None
 
 
 def test_tags_compared_uncut_and_empty_words():

@@ -6,18 +6,20 @@ for bad usage or bad input and 1 for a failed requested check; never a traceback
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
 import sys
-from typing import NoReturn
+from collections.abc import Iterator
+from typing import Any, NoReturn
 
 import click
 
-from lpcfg_cli import __version__
+from lpcfg_cli import __version__, errors
 from lpcfg_cli.commands import SHORT_HELP, SUBCOMMANDS
-from lpcfg_cli.commands.options import quiet_param
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.commands.options import guard_outputs, quiet_param
+from lpcfg_cli.errors import LpcfgError, Terminated
 
 # Subcommands are imported only when they run (or when all are needed: --config).
 # Importing all of them took 1.2-1.9 s of every call (the learners pull in scipy.optimize,
@@ -44,6 +46,7 @@ class LpcfgGroup(click.Group):
             if not any(p.name == "quiet" for p in command.params):
                 command.params.append(quiet_param())  # --quiet on every subcommand
             command.short_help = SHORT_HELP[cmd_name]
+            guard_outputs(command)  # no -o may be an input of the run
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 
@@ -79,8 +82,12 @@ class LpcfgGroup(click.Group):
         kwargs["standalone_mode"] = False
         kwargs["prog_name"] = "lpcfg"  # also when run as ``python -m lpcfg_cli``
         try:
-            rv = super().main(*args, **kwargs)
-            sys.stdout.flush()  # a closed stdout shows here, not at interpreter exit
+            with _catching_termination():
+                rv = super().main(*args, **kwargs)
+                sys.stdout.flush()  # a closed stdout shows here, not at interpreter exit
+                errors.raise_if_terminated()  # a signal whose exception C code swallowed
+        except Terminated as exc:
+            _end_by_signal(exc.signum)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.Abort:
@@ -112,6 +119,62 @@ class LpcfgGroup(click.Group):
                 2,
             )
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+# Signals that end a run the way Ctrl-C does: ``timeout`` and Slurm send SIGTERM, a closed
+# terminal SIGHUP. Python's default for them ends the process at once, leaving the hidden
+# temporary file of an output being written; raised as ``Terminated`` instead, they unwind
+# through ``fileio.atomic_output``, which removes it.
+TERMINATING = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    errors.terminated_by = signum
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def _quiet_unraisable(unraisable: Any) -> None:
+    """Python's hook for an exception it cannot raise (one in a callback from C code),
+    silent for the signals above: ``errors.raise_if_terminated`` raises them again where
+    it matters, and the user gets no traceback."""
+    if isinstance(unraisable.exc_value, (Terminated, KeyboardInterrupt)):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+@contextlib.contextmanager
+def _catching_termination() -> Iterator[None]:
+    """Turn the terminating signals into ``Terminated`` (Ctrl-C into ``KeyboardInterrupt``,
+    as Python does), each recorded in ``errors.terminated_by``, for the run; a signal the
+    caller ignores stays ignored (``nohup`` ignores SIGHUP, a background job of a script
+    SIGINT). The caller's handlers are restored afterwards (a run in process, as tests and
+    notebooks make, leaves the process as it found it)."""
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, *TERMINATING)}
+    hook = sys.unraisablehook
+    errors.terminated_by = None
+    for signum, handler in saved.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(signum, _raise_terminated)
+    sys.unraisablehook = _quiet_unraisable
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        sys.unraisablehook = hook
+
+
+def _end_by_signal(signum: int) -> NoReturn:
+    """End by ``signum`` itself, after the clean-up, so that the parent sees what it sent
+    (status 128 + signum in the shell), as Unix tools do."""
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    sys.exit(128 + signum)  # not reached where the signal ends the process
 
 
 def _fail(message: str, status: int) -> NoReturn:

@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 from lpcfg_cli.commands import SUBCOMMANDS
+from lpcfg_cli.commands.options import CONFIG, InputPath
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import read_text
 
@@ -87,16 +88,33 @@ def load_config(
 
 
 def _value(option: click.Option, key: str, value: Any, path: str) -> Any:
-    """The default_map entry for ``option``: a repeatable option takes a list or a string."""
-    if not option.multiple:
-        if isinstance(value, list):
-            raise LpcfgError(f"option '{key}' takes one value, not a list", source=path)
+    """The default_map entry for ``option``, checked as the command line checks it.
+
+    A flag takes a boolean; any other option takes what its command-line text would say: a
+    TOML number or string is given to the option as its text (``2.5`` for a whole-number
+    option is refused, not cut to 2; ``jobs = true`` is refused), and a repeatable option
+    takes a list of strings or one string."""
+    if option.is_flag or option.is_bool_flag:
+        if not isinstance(value, bool):
+            raise LpcfgError(f"option '{key}' takes true or false, not {value!r}", source=path)
         return value
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    raise LpcfgError(f"option '{key}' takes a list of strings", source=path)
+    if option.multiple:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+        raise LpcfgError(f"option '{key}' takes a list of strings", source=path)
+    if isinstance(value, list):
+        raise LpcfgError(f"option '{key}' takes one value, not a list", source=path)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)
+        raise LpcfgError(f"option '{key}' takes a number or a string, not {shown}", source=path)
+    text = value if isinstance(value, str) else repr(value)
+    try:
+        option.type.convert(text, option, None)
+    except click.BadParameter as exc:
+        raise LpcfgError(f"option '{key}': {exc.message}", source=path) from None
+    return text
 
 
 def _suggest(name: str, keys: Any) -> str:
@@ -122,6 +140,7 @@ def config_option(func: Any) -> Any:
     def callback(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
         if value is None:
             return
+        ctx.meta[CONFIG] = value
         root = ctx.find_root().command
         siblings = _leaves(root) if isinstance(root, click.Group) else []
         table = tuple(ctx.command_path.split()[1:]) or None
@@ -132,7 +151,7 @@ def config_option(func: Any) -> Any:
 
     return click.option(
         "--config",
-        type=click.Path(dir_okay=False, allow_dash=False),
+        type=InputPath(dir_okay=False, allow_dash=False),
         is_eager=True,
         expose_value=False,
         callback=callback,

@@ -42,7 +42,59 @@ from lpcfg_cli.npzfile import read_npz, write_npz
 FORMAT = "lpcfg-model"
 FORMAT_VERSION = 1
 FORMS = ("probabilistic", "tensor")
+# What the other kinds of lpcfg model file are, for a command that takes a parsing model.
+OTHER_FORMATS = {
+    "lpcfg-lm": "a language model (made by `lpcfg lm train`), not a parsing model: "
+    "use it with `lpcfg lm perplexity` or `lpcfg lm score`",
+    "lpcfg-topology-model": "a topology model (made by `lpcfg unmix`), not a parsing model: "
+    "`lpcfg sample` draws sentences from it",
+}
 # Zip entries get this timestamp (the earliest a zip file can hold), not the time of saving.
+
+
+def available_memory() -> int | None:
+    """Bytes this process may hold: the smallest of the machine's memory, the address-space
+    limit (``ulimit -v``) and a cgroup's limit (containers, Slurm); None where none is
+    known."""
+    limits: list[int] = []
+    try:
+        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            limits.append(soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as fh:
+                value = fh.read().strip()
+        except OSError:
+            continue
+        if value.isdigit() and int(value) < 1 << 60:
+            limits.append(int(value))
+    return min(limits) if limits else None
+
+
+def check_size(grammar: Grammar, states: int) -> None:
+    """Refuse (``LpcfgError`` naming ``states``) a model of ``grammar`` with ``states``
+    latent states per symbol whose parameters (``m^3`` per binary rule) would not fit in
+    this machine's memory: training holds about six arrays of their size (the parameters,
+    their expected counts, the engine's arranged copies), so six float64 copies are asked."""
+    floats = grammar.n_binary * states**3 + (grammar.n_lexical + grammar.n_symbols) * states
+    needed = 6 * 8 * floats
+    limit = available_memory()
+    if limit is not None and needed > limit:
+        raise LpcfgError(
+            f"states {states} needs about {needed / 1e9:.3g} GB for the parameters of this "
+            f"grammar ({grammar.n_binary} binary rule{'s' if grammar.n_binary != 1 else ''}, "
+            f"m^3 = {states**3} floats each), more "
+            f"than the {limit / 1e9:.3g} GB this machine allows: choose fewer states"
+        )
 
 
 def without_timings(meta: Any) -> Any:
@@ -301,7 +353,8 @@ class LPCFG:
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise LpcfgError("corrupt model metadata", source=name) from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise LpcfgError("not an lpcfg model file", source=name)
+            other = OTHER_FORMATS.get(meta.get("format")) if isinstance(meta, dict) else None
+            raise LpcfgError(other or "not an lpcfg model file", source=name)
         _check_version(meta.get("format_version"), name)
         try:
             gj = meta["grammar"]

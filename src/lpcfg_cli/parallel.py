@@ -9,19 +9,26 @@ each loading it. Every process does its matrix products on one BLAS thread
 oversubscribe the machine (measured: a 2-thread BLAS beside another busy process made the
 latent pass 12x slower).
 
+Workers are forked only as blocks need them, never more than ``jobs`` and never more than the
+blocks there are (three sentences parse in one process whatever ``jobs`` says); the command
+line caps ``jobs`` at the processors the machine gives this process (``usable_cpus``).
+
 The workers are a small pool of our own (``Workers``) rather than ``multiprocessing.Pool``:
 one pipe per worker and one block in flight per worker, so no lock is shared between
 processes and ending the pool early (``lpcfg parse ... | head -1``, Ctrl-C, an error) is a
 SIGKILL that cannot wait on anything. A CI run of the suite once hung on
 ``test_closed_pipe_ends_quietly[2]`` (Pool's shutdown, or its workers outliving their parent
 while holding stderr open); here workers also die with their parent (Linux's
-``PR_SET_PDEATHSIG``) and ignore Ctrl-C, which their parent handles.
+``PR_SET_PDEATHSIG``) and ignore Ctrl-C, which their parent handles; SIGTERM and SIGHUP end
+them at once (the parent, which turns them into ``errors.Terminated``, cleans up).
+
+Input may pause (a person typing): the sentence stream then carries ``fileio.PAUSE``, the
+block being filled is parsed at once, and results are handed on before more input is awaited.
 """
 
 from __future__ import annotations
 
 import ctypes
-import itertools
 import multiprocessing
 import os
 import signal
@@ -33,8 +40,11 @@ from multiprocessing.connection import Connection, wait
 
 from threadpoolctl import threadpool_limits
 
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.fileio import Pause
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.parser import Parser, ParseResult, ParserOptions, ParseStats
+from lpcfg_cli.sentences import blocks
 
 # Sentences per block: small enough to stream and to balance the load across workers. With
 # the default pruning the engine gains nothing from larger batches (the test split took 4.5-6.0
@@ -65,6 +75,9 @@ def _serve(parser: Parser, conn: Connection, others: list[Connection], parent: i
     """A worker's loop: blocks in, (results, stats) or an error out, until None or EOF."""
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    for name in ("SIGTERM", "SIGHUP"):  # end at once: the parent cleans up
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     for other in others:  # the parent's ends of other workers' pipes: EOF must mean EOF
         other.close()
     with threadpool_limits(1):
@@ -78,6 +91,10 @@ def _serve(parser: Parser, conn: Connection, others: list[Connection], parent: i
             try:
                 parser.stats = ParseStats()
                 message = ("ok", parser.parse(block), parser.stats)
+            except LpcfgError as exc:  # the user's error: the parent reports it as it is
+                message = ("usage", exc, "")
+            except MemoryError:
+                message = ("memory", "", "")
             except Exception as exc:  # reported by the parent as its own error
                 message = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
             try:
@@ -87,38 +104,44 @@ def _serve(parser: Parser, conn: Connection, others: list[Connection], parent: i
 
 
 class Workers:
-    """``jobs`` forked processes that parse blocks with ``parser``, one block at a time each.
+    """Up to ``jobs`` forked processes that parse blocks with ``parser``, one block at a time
+    each, forked as blocks need them (``submit``).
 
-    ``submit`` gives an idle worker a block; ``collect`` waits for any busy worker's result.
-    ``close`` ends them: politely after a complete run, by SIGKILL otherwise.
+    ``submit`` gives a block to an idle worker, forking one if none is idle and fewer than
+    ``jobs`` run; ``collect`` waits for any busy worker's result. ``close`` ends them:
+    politely after a complete run, by SIGKILL otherwise.
     """
 
     def __init__(self, parser: Parser, jobs: int):
         methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self.ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self.parser = parser
+        self.jobs = jobs
         self.conns: list[Connection] = []
         self.procs: list = []
         self.busy: dict[int, int] = {}  # worker -> block number it holds
-        try:
-            for _ in range(jobs):
-                mine, theirs = ctx.Pipe()
-                proc = ctx.Process(
-                    target=_serve,
-                    args=(parser, theirs, list(self.conns), os.getpid()),
-                    daemon=True,
-                )
-                proc.start()
-                theirs.close()
-                self.conns.append(mine)
-                self.procs.append(proc)
-        except BaseException:
-            self.close(kill=True)
-            raise
 
-    def idle(self) -> list[int]:
-        return [w for w in range(len(self.conns)) if w not in self.busy]
+    def _fork(self) -> int:
+        mine, theirs = self.ctx.Pipe()
+        proc = self.ctx.Process(
+            target=_serve,
+            args=(self.parser, theirs, list(self.conns), os.getpid()),
+            daemon=True,
+        )
+        proc.start()
+        theirs.close()
+        self.conns.append(mine)
+        self.procs.append(proc)
+        return len(self.conns) - 1
 
-    def submit(self, worker: int, number: int, block: list[list[str]]) -> None:
+    def can_take(self) -> bool:
+        """Whether a block submitted now would start at once."""
+        return len(self.busy) < self.jobs
+
+    def submit(self, number: int, block: list[list[str]]) -> None:
+        """Give block ``number`` to an idle worker (forked if needed; ``can_take`` first)."""
+        idle = [w for w in range(len(self.conns)) if w not in self.busy]
+        worker = idle[0] if idle else self._fork()
         self.conns[worker].send(block)
         self.busy[worker] = number
 
@@ -133,6 +156,10 @@ class Workers:
             except (EOFError, OSError):
                 code = self.procs[worker].exitcode
                 raise RuntimeError(f"a parsing worker ended unexpectedly (status {code})") from None
+            if status == "usage":
+                raise payload[0]
+            if status == "memory":
+                raise MemoryError
             if status == "error":
                 raise RuntimeError(f"in a parsing worker: {payload[0]}\n{payload[1]}")
             out.append((self.busy.pop(worker), payload[0], payload[1]))
@@ -166,12 +193,6 @@ def _add(total: ParseStats, stats: ParseStats) -> None:
         total.reasons[k] = total.reasons.get(k, 0) + v
 
 
-def _blocks(sentences: Iterable[Sequence[str]], size: int) -> Iterator[list[list[str]]]:
-    it = iter(sentences)
-    while block := [list(s) for s in itertools.islice(it, size)]:
-        yield block
-
-
 class StreamParser:
     """Parses a stream of sentences with ``jobs`` processes; ``stats`` holds the totals."""
 
@@ -190,10 +211,11 @@ class StreamParser:
 
     def parse(
         self,
-        sentences: Iterable[Sequence[str]],
+        sentences: Iterable[Sequence[str] | Pause],
         progress: Callable[[int], None] | None = None,
     ) -> Iterator[ParseResult]:
-        """Results in input order, one per sentence, as their blocks finish."""
+        """Results in input order, one per sentence, as their blocks finish (``sentences``
+        may carry ``fileio.PAUSE``, see the module docstring)."""
         t0 = time.perf_counter()
         try:
             with threadpool_limits(1):
@@ -205,7 +227,9 @@ class StreamParser:
             self.stats.seconds = time.perf_counter() - t0
 
     def _serial(self, sentences, progress):
-        for block in _blocks(sentences, self.block):
+        for block in blocks(sentences, size=self.block):
+            if not block:  # the input paused: nothing is held
+                continue
             self.parser.stats = ParseStats()
             results = self.parser.parse(block)
             self._count(block, self.parser.stats, progress)
@@ -214,30 +238,39 @@ class StreamParser:
     def _parallel(self, sentences, progress):
         self.parser.warm_up()  # the workers inherit the loaded kernels
         workers = Workers(self.parser, self.jobs)
-        blocks = enumerate(_blocks(sentences, self.block))
+        stream = iter(blocks(sentences, size=self.block))
         held: dict[int, list[list[str]]] = {}  # blocks handed out, by number
         done: dict[int, tuple[list[ParseResult], ParseStats]] = {}
+        waiting: list[list[str]] | None = None  # read, not yet handed out
         oldest = 0  # the next block to return
+        read = 0  # blocks read so far
         limit = LOOKAHEAD * self.jobs
-        complete = False
+        exhausted = complete = False
         try:
             while True:
-                # Busy workers first: new blocks go out before results are handed on, so
-                # the workers parse while the caller writes.
-                for worker in workers.idle():
-                    item = next(blocks, None) if len(held) < limit else None
-                    if item is None:
-                        break
-                    held[item[0]] = item[1]
-                    workers.submit(worker, *item)
+                # Results in order first: the caller writes while the workers parse.
                 if oldest in done:
                     results, stats = done.pop(oldest)
                     self._count(held.pop(oldest), stats, progress)
                     oldest += 1
                     yield from results
                     continue
-                if not workers.busy:  # nothing held: the input is exhausted
-                    break
+                if waiting is not None and workers.can_take():
+                    held[read] = waiting
+                    workers.submit(read, waiting)
+                    read, waiting = read + 1, None
+                    continue
+                if waiting is None and not exhausted and len(held) < limit:
+                    block = next(stream, None)
+                    if block is None:
+                        exhausted = True
+                    elif block:
+                        waiting = block
+                        continue
+                    elif not workers.busy:
+                        continue  # the input paused with nothing in flight: read on
+                if not workers.busy:
+                    break  # nothing in flight and nothing to hand out: the input is done
                 for number, results, stats in workers.collect():
                     done[number] = (results, stats)
             complete = True

@@ -6,9 +6,11 @@
 3. Goodman's max-marginal decoding picks the binarized tree, which is debinarized.
 
 If the pruned chart holds no complete parse the sentence is retried with a looser threshold,
-then without pruning; a sentence that still cannot be parsed (or is longer than
-``max_length``) gets a fallback tree: its words, tagged with their most likely pre-terminal,
-flat under the most likely root symbol. Every sentence yields exactly one tree.
+then without pruning; a sentence that still cannot be parsed, is longer than ``max_length``
+(by default the longest whose chart fits the memory budget ``CHART_ITEMS``) or whose chart the
+machine cannot hold (``MemoryError``, e.g. under ``ulimit -v``) gets a fallback tree: its
+words, tagged with their most likely pre-terminal, flat under the most likely root symbol.
+Every sentence yields exactly one tree.
 """
 
 from __future__ import annotations
@@ -30,14 +32,33 @@ from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.strings import RulesByWord, token_rules
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.model import LPCFG
+from lpcfg_cli.sentences import SPAN_BUDGET, blocks, spans
 from lpcfg_cli.tree import Tree
 
 # Why a sentence got a fallback tree when no tree covers it (a coarser grammar may: backoff).
 NO_PARSE_COARSE = "no parse under the coarse grammar"
 NO_PARSE_LATENT = "no parse under the latent model"
 
-# Most spans the charts of one batch may hold (bounds memory: a few (spans, symbols) arrays).
-MAX_BATCH_SPANS = 20_000
+# Why a sentence got a fallback tree when its chart did not fit in memory.
+OUT_OF_MEMORY = "out of memory"
+
+# The default ``max_length`` keeps the coarse chart of one sentence within this many
+# (span, symbol) items: the coarse pass holds about six float64 arrays of that shape (peak
+# resident memory grows by about 45 bytes per item), so 4.5e7 items are about 2 GB. For the
+# PTB's default binarization (206 symbols) that is 660 words; for a grammar binarized with
+# --vertical 2 --horizontal 2 (2,664 symbols), 183. Derived from the model alone, it gives
+# the same parses on every machine; sentences of that length take tens of seconds.
+CHART_ITEMS = 45_000_000
+
+
+def chart_length_limit(n_symbols: int, items: int = CHART_ITEMS) -> int:
+    """The longest sentence whose chart of ``n_symbols`` symbols per span holds at most
+    ``items`` items (at least 1)."""
+    n = int((2 * items / max(n_symbols, 1)) ** 0.5)
+    while n > 1 and spans(n) * n_symbols > items:
+        n -= 1
+    return max(n, 1)
+
 
 # Default coarse-posterior threshold, chosen on the dev split (wsj_0150-0174) with the m = 16
 # models of `make demo`. Strict dev F1 at 1e-5 / 1e-4 / 3e-4 / 1e-3: em 84.91 / 84.83 /
@@ -57,7 +78,12 @@ class ParserOptions:
         PRUNE, "Coarse-to-fine posterior threshold (0 = no pruning).", min=0.0, max=1.0
     )
     max_length: int | None = hyper(
-        None, "Longer sentences get a flat fallback tree instead of a parse.", min=1, kind="int"
+        None,
+        "Longer sentences get a flat fallback tree instead of a parse [default: the longest "
+        "whose chart fits in about 2 GB for the model's grammar, 660 words for a "
+        "PTB grammar].",
+        min=1,
+        kind="int",
     )
     # Dev split, bundle of 3 split-merge seeds: strict F1 87.79 (product), 87.49 (mean).
     combine: str = hyper(
@@ -179,9 +205,9 @@ class Parser:
         self.model = model
         self.options = options or ParserOptions()
         self.prune = self.options.prune
-        self.max_length = self.options.max_length
-        self.decode = decoder(self.options, model)
         g = model.grammar
+        self.max_length = self.options.max_length or chart_length_limit(g.n_symbols)
+        self.decode = decoder(self.options, model)
         self.symbols = g.symbols
         self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
         # The latent pass runs in float32 with tiny values flushed to zero (see
@@ -250,7 +276,7 @@ class Parser:
         for idx, words in enumerate(sentences):
             if len(words) == 0:
                 results[idx] = ParseResult(None)
-            elif self.max_length is not None and len(words) > self.max_length:
+            elif len(words) > self.max_length:
                 results[idx] = self.fallback(words, f"longer than {self.max_length} words")
             else:
                 todo.append(idx)
@@ -259,9 +285,9 @@ class Parser:
             progress(done)
         # Similar lengths together keeps batches dense; results go back in input order.
         todo.sort(key=lambda i: len(sentences[i]))
-        for batch in self._batches([len(sentences[i]) for i in todo]):
-            idxs = [todo[i] for i in batch]
-            for idx, res in zip(idxs, self._parse_batch([sentences[i] for i in idxs]), strict=True):
+        batches = blocks(todo, span_budget=SPAN_BUDGET, length=lambda i: len(sentences[i]))
+        for idxs in batches:
+            for idx, res in zip(idxs, self._parse_or_fall_back(sentences, idxs), strict=True):
                 results[idx] = res
             if progress:
                 progress(len(idxs))
@@ -280,21 +306,20 @@ class Parser:
 
     # ------------------------------------------------------------------ internals
 
-    @staticmethod
-    def _batches(lengths: Sequence[int]) -> list[list[int]]:
-        batches: list[list[int]] = []
-        current: list[int] = []
-        spans = 0
-        for i, n in enumerate(lengths):
-            cost = n * (n + 1) // 2
-            if current and spans + cost > MAX_BATCH_SPANS:
-                batches.append(current)
-                current, spans = [], 0
-            current.append(i)
-            spans += cost
-        if current:
-            batches.append(current)
-        return batches
+    def _parse_or_fall_back(
+        self, sentences: Sequence[Sequence[str]], idxs: list[int]
+    ) -> list[ParseResult]:
+        """``_parse_batch`` of ``sentences[idxs]``; if their charts do not fit in memory,
+        each sentence alone, and a sentence whose chart alone does not fit gets its
+        fallback tree (the others still parse)."""
+        batch = [sentences[i] for i in idxs]
+        try:
+            return self._parse_batch(batch)
+        except MemoryError:
+            pass
+        if len(batch) == 1:
+            return [self.fallback(batch[0], OUT_OF_MEMORY)]
+        return [r for i in idxs for r in self._parse_or_fall_back(sentences, [i])]
 
     def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:
         """(span id, lexical rule, weight) triples scoring every word of the batch."""

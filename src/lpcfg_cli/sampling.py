@@ -7,6 +7,8 @@ when the Penn Treebank sample is not installed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
@@ -91,6 +93,14 @@ def sample_trees(
     model: LPCFG, n: int, seed: int = 0, latent: bool = False, max_nodes: int = 100_000
 ) -> list[Tree]:
     """Draw ``n`` trees from a probabilistic-form model (labels ``A`` or ``A-h`` if latent)."""
+    return list(iter_trees(model, n, seed, latent, max_nodes))
+
+
+def iter_trees(
+    model: LPCFG, n: int, seed: int = 0, latent: bool = False, max_nodes: int = 100_000
+) -> Iterator[Tree]:
+    """``sample_trees``, one tree at a time as it is drawn (the same trees for one seed):
+    memory stays flat however many are asked for."""
     if model.form != "probabilistic":
         raise LpcfgError("sampling needs a probabilistic-form model (not a spectral one)")
     rng = np.random.default_rng(seed)
@@ -121,11 +131,9 @@ def sample_trees(
             tables[(a, h)] = (p / p.sum(), outcomes)
         return tables[(a, h)]
 
-    trees = []
     for _ in range(n):
         k = rng.choice(len(root_p), p=root_p / root_p.sum())
-        trees.append(_grow(g, table, rng, int(root_sym[k]), int(root_h[k]), latent, max_nodes))
-    return trees
+        yield _grow(g, table, rng, int(root_sym[k]), int(root_h[k]), latent, max_nodes)
 
 
 def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> Tree:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.commands.options import binarization_options, output_option, skip_bad_option
+from lpcfg_cli.commands.options import (
+    binarization_options,
+    encoding_option,
+    input_path,
+    output_option,
+    skip_bad_option,
+    unused,
+)
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.fileio import atomic_output
@@ -18,9 +25,7 @@ def _warn(err: LpcfgError) -> None:
 
 @click.command(name="binarize")
 @config_option
-@click.argument(
-    "inputs", metavar="[INPUT]...", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True)
-)
+@click.argument("inputs", metavar="[INPUT]...", nargs=-1, type=input_path(allow_dash=True))
 @output_option("trees")
 @binarization_options
 @click.option(
@@ -29,7 +34,10 @@ def _warn(err: LpcfgError) -> None:
     help="Debinarize: binarized trees in, normalised original-form trees out.",
 )
 @skip_bad_option
+@encoding_option
+@click.pass_context
 def command(
+    ctx: click.Context,
     inputs: tuple[str, ...],
     output: str,
     horizontal: int,
@@ -37,6 +45,7 @@ def command(
     factor: str,
     reverse: bool,
     skip_bad: bool,
+    encoding: str,
 ) -> None:
     """Binarize PTB trees from INPUT files (default stdin) into strict normal form.
 
@@ -52,8 +61,13 @@ def command(
       lpcfg binarize data/train.mrg -o train.bin
       lpcfg binarize --reverse train.bin | head
     """
+    if reverse:
+        for name in ("horizontal", "vertical", "factor"):
+            unused(ctx, name, "with --reverse (the labels say how to restore)", refuse=False)
     options = BinarizeOptions(horizontal=horizontal, vertical=vertical, factor=factor)
-    records = read_treebank(list(inputs) or ["-"], skip_bad=skip_bad, on_bad=_warn)
+    records = read_treebank(
+        list(inputs) or ["-"], skip_bad=skip_bad, on_bad=_warn, encoding=encoding
+    )
     lines = []
     for rec in records:
         try:
@@ -71,5 +85,5 @@ def command(
             _warn(err)
             continue
         lines.append(format_tree(tree))
-    with atomic_output(output) as fh:
+    with atomic_output(output, encoding=encoding) as fh:
         fh.writelines(line + "\n" for line in lines)

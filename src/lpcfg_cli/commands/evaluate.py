@@ -6,7 +6,7 @@ from json import dumps
 
 import click
 
-from lpcfg_cli.commands.options import output_option
+from lpcfg_cli.commands.options import encoding_option, input_path, output_option
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
 from lpcfg_cli.evalb import (
@@ -19,15 +19,14 @@ from lpcfg_cli.evalb import (
 )
 from lpcfg_cli.evalb.compare import compare, format_comparison
 from lpcfg_cli.fileio import atomic_output, read_text
-from lpcfg_cli.trees import BYTE_ORDER_MARK
 
 
-def _lines(path: str) -> list[str]:
+def _lines(path: str, encoding: str) -> list[str]:
     """The file's lines as EVALB's fgets sees them (a final newline ends the last line).
 
-    A UTF-8 byte-order mark at the start is the mark of the encoding, not text.
+    A byte-order mark at the start is the mark of the encoding, not text.
     """
-    lines = read_text(path).removeprefix(BYTE_ORDER_MARK).split("\n")
+    lines = read_text(path, encoding).split("\n")
     if lines[-1] == "":
         lines.pop()
     return lines
@@ -51,8 +50,8 @@ def _score(
 
 @click.command(name="evaluate")
 @config_option
-@click.argument("gold", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("test", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("gold", type=input_path(allow_dash=True))
+@click.argument("test", type=input_path(allow_dash=True))
 @output_option("report")
 @click.option(
     "--cutoff",
@@ -93,7 +92,7 @@ def _score(
 )
 @click.option(
     "--against",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=input_path(allow_dash=True),
     default=None,
     metavar="FILE",
     help="Also score FILE (another parser's trees of the same sentences) and test the "
@@ -112,6 +111,7 @@ def _score(
     default=None,
     help="With --against: seed of the resampling.  [default: 0]",
 )
+@encoding_option
 def command(
     gold: str,
     test: str,
@@ -125,6 +125,7 @@ def command(
     against: str | None,
     samples: int | None,
     seed: int | None,
+    encoding: str,
 ) -> None:
     """Score TEST trees against GOLD trees (one tree per line) exactly as EVALB does.
 
@@ -163,13 +164,15 @@ def command(
     if against is None and (samples is not None or seed is not None):
         raise click.UsageError("--samples and --seed need --against")
     params = PARAMS[param]
-    gold_lines, test_lines = _lines(gold), _lines(test)
+    gold_lines, test_lines = _lines(gold, encoding), _lines(test, encoding)
     result = _score(gold_lines, test_lines, params, cutoff)
-    other = _score(gold_lines, _lines(against), params, cutoff, "FILE: ") if against else None
+    other = (
+        _score(gold_lines, _lines(against, encoding), params, cutoff, "FILE: ") if against else None
+    )
     comparison = None
     if other is not None and not (result.aborted or other.aborted):
         comparison = compare(result, other, 10_000 if samples is None else samples, seed or 0)
-    with atomic_output(output) as fh:
+    with atomic_output(output, encoding=encoding) as fh:
         if json and not result.aborted:
             out = result.to_dict(per_sentence=per_sentence, labels=labels)
             if comparison is not None:

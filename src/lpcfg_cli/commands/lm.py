@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import click
 
 from lpcfg_cli.commands.options import (
+    encoding_option,
     given,
     hyper_options,
+    input_path,
     model_output_option,
     output_option,
     progress_bar,
@@ -29,14 +30,15 @@ from lpcfg_cli.commands.options import (
 )
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output, check_output, display_name, iter_lines
+from lpcfg_cli.fileio import atomic_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Progress
-from lpcfg_cli.lm.corpus import Sentence, read_sentences
+from lpcfg_cli.lm.corpus import Sentence, read_corpus
 from lpcfg_cli.lm.evaluate import LanguageModel, sentence_scores
 from lpcfg_cli.lm.evaluate import perplexity as text_perplexity
 from lpcfg_cli.lm.methods import METHODS, OPTION_CLASSES
 from lpcfg_cli.lm.modelfile import load_model, save_model
+from lpcfg_cli.sentences import blocks, read_sentences
 
 
 def _owner(cls: type) -> str:
@@ -67,8 +69,8 @@ def command(ctx: click.Context) -> None:
         click.echo(ctx.get_help(), color=ctx.color)
 
 
-def _read(path: str, what: str) -> list[Sentence]:
-    sentences = read_sentences(path)
+def _read(path: str, what: str, encoding: str) -> list[Sentence]:
+    sentences = read_corpus(path, encoding)
     if not sentences:
         raise LpcfgError(
             f"no sentences in the {what} (one sentence per line)", source=display_name(path)
@@ -78,7 +80,7 @@ def _read(path: str, what: str) -> list[Sentence]:
 
 @command.command(name="train", short_help="Fit a language model to a text.")
 @config_option
-@click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("text", type=input_path(allow_dash=True))
 @model_output_option("Language model file")
 @click.option(
     "--method",
@@ -90,14 +92,21 @@ def _read(path: str, what: str) -> list[Sentence]:
 )
 @click.option(
     "--dev",
-    type=click.Path(dir_okay=False, allow_dash=False),
+    type=input_path(allow_dash=False),
     help="Dev sentences (one per line) for methods that select on them.",
 )
 @hyper_options(OWNERS)
+@encoding_option
 @progress_option
 @click.pass_context
 def train(
-    ctx: click.Context, text: str, output: str, method: str, dev: str | None, **hyper: Any
+    ctx: click.Context,
+    text: str,
+    output: str,
+    method: str,
+    dev: str | None,
+    encoding: str,
+    **hyper: Any,
 ) -> None:
     """Fit a language model to TEXT (one sentence per line, tokens separated by spaces;
     '-' for stdin) and write it to -o MODEL.
@@ -121,10 +130,9 @@ def train(
     options = spec.make_options(
         **{k: v for k, v in hyper.items() if spec.uses(k) and v is not None}
     )
-    check_output(output, [text, dev])
     t0 = time.perf_counter()
-    sentences = _read(text, "training text")
-    dev_sentences = _read(dev, "dev text") if dev else None
+    sentences = _read(text, "training text", encoding)
+    dev_sentences = _read(dev, "dev text", encoding) if dev else None
     report(f"{len(sentences)} sentences, {sum(map(len, sentences))} tokens")
     model = spec.fit(sentences, dev_sentences, options, Progress(report=report, bar=progress_bar))
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
@@ -135,8 +143,8 @@ def train(
 
 @command.command(name="perplexity", short_help="Perplexity of a language model on a text.")
 @config_option
-@click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("text", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("model", type=input_path(allow_dash=True))
+@click.argument("text", type=input_path(allow_dash=True))
 @output_option("result line")
 @click.option(
     "--json",
@@ -144,7 +152,8 @@ def train(
     is_flag=True,
     help='JSON output: {"perplexity": float, "tokens": int, "oov": int}.',
 )
-def perplexity(model: str, text: str, output: str, as_json: bool) -> None:
+@encoding_option
+def perplexity(model: str, text: str, output: str, as_json: bool, encoding: str) -> None:
     """Perplexity of language MODEL on TEXT (one sentence per line; '-' for stdin).
 
     Every word and the end of each sentence is predicted (tokens = words + sentences);
@@ -158,9 +167,8 @@ def perplexity(model: str, text: str, output: str, as_json: bool) -> None:
     """
     if model == "-" and text == "-":
         raise click.UsageError("MODEL and TEXT cannot both be '-' (stdin)")
-    check_output(output, [model, text])
     lm = load_model(model)
-    sentences = _read(text, "text")
+    sentences = _read(text, "text", encoding)
     t0 = time.perf_counter()
     result = text_perplexity(lm, sentences)
     report(f"scored {len(sentences)} sentences in {time.perf_counter() - t0:.1f} s")
@@ -174,7 +182,7 @@ def perplexity(model: str, text: str, output: str, as_json: bool) -> None:
             f"perplexity {result.perplexity:.2f} on {result.tokens} tokens "
             f"({result.oov} out of vocabulary, scored as <unk>)"
         )
-    with atomic_output(output) as fh:
+    with atomic_output(output, encoding=encoding) as fh:
         fh.write(line + "\n")
 
 
@@ -183,8 +191,8 @@ SCORE_BLOCK = 10_000  # lines scored at once: memory stays flat on any input
 
 @command.command(name="score", short_help="Each line's log probability under a language model.")
 @config_option
-@click.argument("model", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("input", default="-", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("model", type=input_path(allow_dash=True))
+@click.argument("input", default="-", type=input_path(allow_dash=True))
 @output_option("values")
 @click.option(
     "--json",
@@ -193,7 +201,8 @@ SCORE_BLOCK = 10_000  # lines scored at once: memory stays flat on any input
     help='One JSON object per line: {"logprob": float (null where p is 0), "tokens": int, '
     '"oov": int}.',
 )
-def score_lines(model: str, input: str, output: str, as_json: bool) -> None:
+@encoding_option
+def score_lines(model: str, input: str, output: str, as_json: bool, encoding: str) -> None:
     """Print the log probability of each sentence of INPUT (default stdin) under language
     MODEL.
 
@@ -212,26 +221,13 @@ def score_lines(model: str, input: str, output: str, as_json: bool) -> None:
     """
     if model == "-" and input == "-":
         raise click.UsageError("MODEL and INPUT cannot both be '-' (stdin)")
-    check_output(output, [model, input])
     lm = load_model(model)
     t0, lines = time.perf_counter(), 0
-    with atomic_output(output) as fh:
-        for block in _blocks(iter_lines(input), SCORE_BLOCK):
+    with atomic_output(output, encoding=encoding) as fh:
+        for block in blocks(read_sentences(input, encoding), size=SCORE_BLOCK):
             fh.write(_score_block(lm, block, as_json))
             lines += len(block)
     report(f"scored {lines} sentences in {time.perf_counter() - t0:.1f} s")
-
-
-def _blocks(lines: Iterable[str], size: int) -> Iterator[list[Sentence]]:
-    """The sentences of ``lines`` (blank ones too), ``size`` at a time."""
-    block: list[Sentence] = []
-    for text in lines:
-        block.append(text.split())
-        if len(block) == size:
-            yield block
-            block = []
-    if block:
-        yield block
 
 
 def _score_block(lm: LanguageModel, block: list[Sentence], as_json: bool) -> str:

@@ -3,20 +3,34 @@ random L-PCFG."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import click
 import numpy as np
 
 from lpcfg_cli.binarize import debinarize
-from lpcfg_cli.commands.options import output_option, report, seed_option, unused
+from lpcfg_cli.commands.options import (
+    OutputPath,
+    encoding_option,
+    input_path,
+    output_option,
+    report,
+    seed_option,
+    unused,
+)
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output, check_output, display_name
+from lpcfg_cli.fileio import atomic_output, display_name
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.npzfile import read_npz
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.sampling import iter_trees, random_lpcfg
 from lpcfg_cli.topology_models import modelfile
 from lpcfg_cli.topology_models.sentences import draw_lengths, sample_by_length
 from lpcfg_cli.trees import format_tree
+
+# Sentences of a topology model drawn at once (a larger -n is drawn in pieces of this many,
+# so memory stays flat); up to this many the draw is one piece, as it always was.
+SENTENCES_AT_ONCE = 10_000
 
 
 def _load(path: str) -> LPCFG | modelfile.TopologyModel:
@@ -29,32 +43,40 @@ def _load(path: str) -> LPCFG | modelfile.TopologyModel:
     return LPCFG.from_arrays(arrays, name)
 
 
-def _sample_sentences(
-    model: modelfile.TopologyModel, count: int, length: int | None, seed: int, output: str
-) -> None:
+def _sentences(
+    model: modelfile.TopologyModel, count: int, length: int | None, seed: int
+) -> Iterator[str]:
     """``count`` sentences of ``model`` (``length`` words each, or lengths drawn from the
-    stored length distribution), tokens separated by spaces, one per line."""
+    stored length distribution), tokens separated by spaces, drawn in pieces."""
     rng = np.random.default_rng(seed)
-    if length is None:
-        lengths = draw_lengths(model.length_counts, count, rng)
-    else:
-        lengths = np.full(count, length)
-    values, counts = np.unique(lengths, return_counts=True)
-    per_length = {int(n): int(c) for n, c in zip(values, counts, strict=True)}
-    data = sample_by_length(model.params, per_length, rng)
     vocab = np.asarray(model.vocab, dtype=object)
-    lines = np.empty(count, dtype=object)
-    for n, words in data.items():
-        tokens = vocab[words]
-        lines[lengths == n] = [" ".join(row) for row in tokens]
-    with atomic_output(output) as fh:
+    for first in range(0, count, SENTENCES_AT_ONCE):
+        size = min(SENTENCES_AT_ONCE, count - first)
+        if length is None:
+            lengths = draw_lengths(model.length_counts, size, rng)
+        else:
+            lengths = np.full(size, length)
+        values, counts = np.unique(lengths, return_counts=True)
+        per_length = {int(n): int(c) for n, c in zip(values, counts, strict=True)}
+        data = sample_by_length(model.params, per_length, rng)
+        lines = np.empty(size, dtype=object)
+        for n, words in data.items():
+            lines[lengths == n] = [" ".join(row) for row in vocab[words]]
+        yield from lines
+
+
+def _write(lines: Iterator[str], output: str, encoding: str) -> None:
+    """One line per item, written as drawn (flushed to stdout as they come)."""
+    with atomic_output(output, encoding=encoding) as fh:
         for line in lines:
             fh.write(line + "\n")
+            if output == "-":
+                fh.flush()
 
 
 @click.command(name="sample")
 @config_option
-@click.argument("model", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("model", required=False, type=input_path(allow_dash=True))
 @click.option(
     "-n",
     "count",
@@ -84,7 +106,7 @@ def _sample_sentences(
 @click.option(
     "--random-grammar",
     "random_grammar",
-    type=click.Path(dir_okay=False),
+    type=OutputPath(dir_okay=False),
     help="Instead of sampling, write a random L-PCFG to this model file.",
 )
 @click.option(
@@ -116,6 +138,7 @@ def _sample_sentences(
     show_default=True,
     help="Random grammar: latent states per symbol.",
 )
+@encoding_option
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -131,10 +154,14 @@ def command(
     pre: int,
     n_words: int,
     states: int,
+    encoding: str,
 ) -> None:
     """Draw N trees from MODEL (a probabilistic-form model; - reads it from stdin), one
     per line. From a topology model (`lpcfg unmix`) draw N sentences instead, tokens
     separated by spaces: of --length words, or of lengths drawn as in its training data.
+
+    Trees (sentences) are written as they are drawn, so memory stays flat for any N; a
+    file given with -o appears only when complete.
 
     With --random-grammar FILE, write a random L-PCFG of the chosen sizes instead (it can
     then be sampled to make synthetic treebanks). Options of the other mode are refused
@@ -156,7 +183,7 @@ def command(
             )
         for name in ("count", "latent", "binarized", "length", "output"):
             unused(ctx, name, "with --random-grammar (it writes a grammar, not trees)")
-        check_output(random_grammar)
+        unused(ctx, "encoding", "with --random-grammar (it writes a model file)", refuse=False)
         random_lpcfg(n_inter=inter, n_pre=pre, n_words=n_words, states=states, seed=seed).save(
             random_grammar
         )
@@ -166,15 +193,14 @@ def command(
         raise LpcfgError("give a MODEL to sample from, or --random-grammar FILE")
     for name in ("inter", "pre", "n_words", "states"):
         unused(ctx, name, "without --random-grammar (it sizes the random grammar)")
-    check_output(output)
     loaded = _load(model)
     if isinstance(loaded, modelfile.TopologyModel):
         for name in ("latent", "binarized"):
             unused(ctx, name, "with a topology model (it draws sentences, not trees)")
-        _sample_sentences(loaded, count, length, seed, output)
+        _write(_sentences(loaded, count, length, seed), output, encoding)
         return
     unused(ctx, "length", "with a parsing model (its trees' lengths come from the grammar)")
-    trees = sample_trees(loaded, count, seed=seed, latent=latent)
-    with atomic_output(output) as fh:
-        for tree in trees:
-            fh.write(format_tree(tree if latent or binarized else debinarize(tree)) + "\n")
+    trees = iter_trees(loaded, count, seed=seed, latent=latent)
+    _write(
+        (format_tree(t if latent or binarized else debinarize(t)) for t in trees), output, encoding
+    )

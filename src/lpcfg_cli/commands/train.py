@@ -15,19 +15,23 @@ import click
 
 from lpcfg_cli.binarize import BinarizeOptions
 from lpcfg_cli.commands.options import (
+    encoding_option,
     given,
     hyper_options,
+    input_path,
+    jobs_option,
     model_output_option,
     progress_bar,
     progress_option,
     report,
     skip_bad_option,
     unused,
+    usable_jobs,
     warn,
 )
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import check_output, display_name
+from lpcfg_cli.fileio import display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.base import Chain, Learner, Progress
 from lpcfg_cli.learners.ensemble import Ensemble, EnsembleOptions
@@ -58,7 +62,7 @@ def _warn(err: LpcfgError) -> None:
 
 @click.command(name="train")
 @config_option
-@click.argument("treebank", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("treebank", nargs=-1, required=True, type=input_path(allow_dash=True))
 @model_output_option("Model file")
 @click.option(
     "--method",
@@ -79,29 +83,24 @@ def _warn(err: LpcfgError) -> None:
 @click.option(
     "--dev",
     "dev",
-    type=click.Path(dir_okay=False, allow_dash=False),
+    type=input_path(allow_dash=False),
     help="Dev trees for model selection and per-iteration F1 (with --input text: dev "
     "sentences, selection by their log-likelihood).",
 )
 @click.option(
     "--init",
     "init",
-    type=click.Path(dir_okay=False),
+    type=input_path(),
     help="Start EM from an existing probabilistic model (the trees are binarized as its "
     "were, unless --horizontal, --vertical or --factor say otherwise).",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Worker processes for parsing the --dev trees.",
-)
+@jobs_option("Worker processes for parsing the --dev trees.")
 @hyper_options(BINARIZE_OWNERS)
 @hyper_options([("train", DataOptions, {})])
 @hyper_options(OWNERS)
 @hyper_options([("train", EnsembleOptions, {})])
 @skip_bad_option
+@encoding_option
 @progress_option
 @click.pass_context
 def command(
@@ -119,6 +118,7 @@ def command(
     rare: int,
     skip_bad: bool,
     ensemble: int,
+    encoding: str,
     **hyper: Any,
 ) -> None:
     """Learn a model from PTB TREEBANK files (normalised and binarized as `binarize` does).
@@ -157,7 +157,7 @@ def command(
             rare = 0  # from text, every word is kept unless asked
     _check_unused(ctx, method, learner, dev, init, text)
     learner.check(dev is not None)
-    start = _check_files(treebank, output, dev, init)
+    start = _check_files(treebank, init)
     options = _binarization(ctx, method, start, horizontal, vertical, factor)
     if text and start is not None and start.grammar.n_symbols != 1:
         raise LpcfgError(
@@ -165,12 +165,18 @@ def command(
         )
     dev_set: DevSet | DevText | None = None
     if dev:
-        dev_set = DevText.read([dev]) if text else DevSet.read([dev], jobs=jobs)
+        dev_set = (
+            DevText.read([dev], encoding=encoding)
+            if text
+            else DevSet.read([dev], jobs=usable_jobs(jobs), encoding=encoding)
+        )
     t0 = time.perf_counter()
     if text:
-        data = prepare_text(treebank, rare=rare)
+        data = prepare_text(treebank, rare=rare, encoding=encoding)
     else:
-        data = prepare(treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn)
+        data = prepare(
+            treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn, encoding=encoding
+        )
     report(_summary(data))
     progress = Progress(report=report, bar=progress_bar)
     model = learner.fit(data, dev_set, start, progress)
@@ -198,12 +204,10 @@ def _binarization(
     return binarization(method, **chosen)
 
 
-def _check_files(
-    treebank: tuple[str, ...], output: str, dev: str | None, init: str | None
-) -> LPCFG | None:
-    """Check the output and read the small inputs before any work, so that a typo cannot
-    cost a long run; returns the --init model."""
-    check_output(output, [*treebank, dev, init])
+def _check_files(treebank: tuple[str, ...], init: str | None) -> LPCFG | None:
+    """Check the inputs and read the small ones before any work (the outputs are checked
+    before the command runs), so that a typo cannot cost a long run; returns the --init
+    model."""
     for path in treebank:
         if path != "-" and not os.path.exists(path):
             raise LpcfgError("no such file", source=display_name(path))

@@ -9,10 +9,17 @@ from typing import Any
 import click
 import numpy as np
 
-from lpcfg_cli.commands.options import model_output_option, report, seed_option, unused
+from lpcfg_cli.commands.options import (
+    encoding_option,
+    input_path,
+    model_output_option,
+    report,
+    seed_option,
+    unused,
+)
 from lpcfg_cli.config import config_option
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import check_output, display_name, iter_lines
+from lpcfg_cli.fileio import display_name, iter_lines
 from lpcfg_cli.topology_models import modelfile
 from lpcfg_cli.topology_models.sentences import (
     exact_pair_moments,
@@ -37,7 +44,7 @@ def _per_length(counts: np.ndarray) -> str:
 
 @click.command(name="unmix")
 @config_option
-@click.argument("sentences", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("sentences", required=False, type=input_path(allow_dash=True))
 @click.option(
     "--model",
     "family",
@@ -71,12 +78,13 @@ def _per_length(counts: np.ndarray) -> str:
 @click.option(
     "--exact-moments",
     "exact",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=input_path(allow_dash=True),
     help="Instead of SENTENCES: unmix the exact moments (infinite data) of this topology "
     "model file.",
 )
 @seed_option
 @model_output_option("Topology model file")
+@encoding_option
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -88,6 +96,7 @@ def command(
     exact: str | None,
     seed: int,
     output: str,
+    encoding: str,
 ) -> None:
     """Learn a --model pcfg-ie or dep-ies from SENTENCES (one per line, tokens separated by
     whitespace; '-' for stdin) by unmixing their moments, and write it to -o MODEL.
@@ -116,11 +125,10 @@ def command(
             unused(ctx, name, "with --model dep-ies (its states are the words)")
     elif states is None and exact is None:
         raise click.UsageError("--model pcfg-ie needs --states K", ctx)
-    check_output(output, [p for p in (sentences, exact) if p is not None])
     rng = np.random.default_rng(seed)
     meta: dict[str, Any] = {"learner": "unmix", "length_max": length_max, "seed": seed}
     if sentences is not None:
-        corpus = from_lines(iter_lines(sentences), length_max)
+        corpus = from_lines(iter_lines(sentences, encoding), length_max)
         source = display_name(sentences)
         kept = int(corpus.length_counts.sum())
         report(
@@ -135,6 +143,7 @@ def command(
         meta["sentences"] = {str(n): int(c) for n, c in enumerate(lengths) if c}
     else:
         assert exact is not None
+        unused(ctx, "encoding", "with --exact-moments (no text is read)", refuse=False)
         truth = modelfile.load(exact)
         source = display_name(exact)
         if truth.family != family:

@@ -89,7 +89,7 @@ def _totals_line(b: Block) -> str:
 def _summary(b: Block) -> list[str]:
     """The block's lines of EVALB's summary (same labels and printf formats)."""
     f = b.figures()
-    fm = f"{f['fmeasure']:6.2f}" if f["recall"] + f["precision"] else "  -nan"
+    fm = "  -nan" if f["fmeasure"] is None else f"{f['fmeasure']:6.2f}"
     return [
         f"Number of sentence        = {b.sentences:6d}",
         f"Number of Error sentence  = {b.errors:6d}",

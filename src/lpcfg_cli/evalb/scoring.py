@@ -11,8 +11,10 @@ skip sentence (and each gold line with no test line) counts as all wrong, its go
 brackets joining the recall denominator and its test brackets the precision denominator,
 with nothing matched. Strict F is their harmonic mean (0 when both are 0).
 
-Percentages with a zero denominator are 0.0. An F-measure with recall = precision = 0 is
-0.0 here; it is C's 0/0 in EVALB (the report prints ``-nan`` there).
+Percentages with a zero denominator are 0.0. EVALB's F-measure with recall = precision = 0
+is C's 0/0, which it prints as ``-nan``: ``Block.figures`` gives it as None (``null`` in
+JSON), so that the text and the JSON report say the same; ``fmeasure`` itself (per-label
+figures, the strict F) gives 0.0 there.
 """
 
 from __future__ import annotations
@@ -204,8 +206,9 @@ class Block:
         self.missing += 1
         self.strict_gold += gold_brackets
 
-    def figures(self) -> dict[str, float]:
-        """Every figure of the block as numbers (EVALB's, then the strict ones)."""
+    def figures(self) -> dict[str, float | None]:
+        """Every figure of the block as numbers (EVALB's, then the strict ones); EVALB's
+        F-measure is None where it is 0/0 (``-nan`` in its report)."""
         recall, precision = pct(self.matched, self.gold), pct(self.matched, self.test)
         valid = self.valid
         s_recall = pct(self.matched, self.strict_gold)
@@ -220,7 +223,7 @@ class Block:
             "test_brackets": self.test,
             "recall": recall,
             "precision": precision,
-            "fmeasure": fmeasure(recall, precision),
+            "fmeasure": fmeasure(recall, precision) if recall + precision else None,
             "complete_match": pct(self.complete, valid),
             "average_crossing": self.crossing / valid if valid else 0.0,
             "no_crossing": pct(self.no_crossing, valid),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.model import LPCFG
+from lpcfg_cli.model import LPCFG, check_size
 from lpcfg_cli.selection import DevSet, DevText
 from lpcfg_cli.training import TrainingData
 
@@ -44,6 +44,11 @@ class Progress:
 
 
 SILENT = Progress()
+
+# Latent states per symbol a learner accepts: beyond it no treebank's rule tensors (m^3 floats
+# per binary rule) fit in any machine's memory; within it ``LPCFG.check_size`` still refuses
+# a model too large for this machine before anything is allocated.
+MAX_STATES = 1024
 
 SEED_HELP = "Random seed (a whole number >= 0); the same seed gives the same result."
 STATES_HELP = (
@@ -83,6 +88,8 @@ class Learner:
         if data.weights is not None and not self.takes_weights:
             raise LpcfgError(f"the {self.method} learner does not take weighted (merged) trees")
         self.check(dev is not None)
+        if data.bank is not None or data.text is not None:
+            check_size(data.grammar, self.largest_states())
         if isinstance(dev, DevSet):
             dev = dev.for_method(self.method)  # dev F1 decoded as this method's models are
         return self._fit(data, dev, start, progress)
@@ -91,6 +98,13 @@ class Learner:
         self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
     ) -> LPCFG:
         raise NotImplementedError
+
+    def largest_states(self) -> int:
+        """The most latent states this learner may give a symbol (its ``states``, the
+        largest of a grid, or ``max_states``; 1 for a plain PCFG)."""
+        values = [getattr(self.options, name, None) for name in ("states", "max_states")]
+        numbers = [max(v) if isinstance(v, tuple) else v for v in values if v]
+        return int(max(numbers, default=1))
 
     def inert(self, dev: bool, start: str | None) -> dict[str, str]:
         """Hyper-parameters that cannot change the model of a fit with (``dev``) or without

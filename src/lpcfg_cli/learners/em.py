@@ -51,7 +51,7 @@ from lpcfg_cli.engine.trees import ExpectedCounts, TreeCharts, expected_counts, 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import SEED_HELP, STATES_HELP, Learner, Progress
+from lpcfg_cli.learners.base import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
 from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
 from lpcfg_cli.learners.split import random_model, split_model
 from lpcfg_cli.model import LPCFG, PCFGParams
@@ -64,7 +64,7 @@ from lpcfg_cli.training import TrainingData
 class EMOptions:
     """Hyper-parameters of EM (defaults: the `make demo` runs; see the module docstring)."""
 
-    states: int = hyper(8, STATES_HELP, min=1)
+    states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
     iterations: int = hyper(20, "EM iterations.", min=0)
     seed: int = hyper(0, SEED_HELP, min=0)
     tol: float = hyper(

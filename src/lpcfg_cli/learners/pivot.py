@@ -54,6 +54,7 @@ from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners import statesearch
 from lpcfg_cli.learners.anchors import anchor_posteriors, cca_vectors
 from lpcfg_cli.learners.base import (
+    MAX_STATES,
     SEED_HELP,
     STATES_HELP,
     Learner,
@@ -83,7 +84,7 @@ PIVOT_INSIDE = (
 class PivotOptions:
     """Templates and constants of the pivot learner."""
 
-    states: int = hyper(8, STATES_HELP, min=1)
+    states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
     inside_features: tuple[str, ...] = hyper(
         PIVOT_INSIDE, "Spectral, pivot: inside feature templates, comma-separated."
     )

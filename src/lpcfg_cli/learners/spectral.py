@@ -48,6 +48,7 @@ from lpcfg_cli.grammar import CompiledTreebank, Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners import statesearch
 from lpcfg_cli.learners.base import (
+    MAX_STATES,
     SEED_HELP,
     STATES_HELP,
     Learner,
@@ -73,7 +74,7 @@ from lpcfg_cli.tree import Tree
 class SpectralOptions:
     """Constants of the estimator (defaults: Cohen et al. 2013, tuned on the dev split)."""
 
-    states: tuple[int, ...] = hyper((8,), STATES_HELP, min=1)
+    states: tuple[int, ...] = hyper((8,), STATES_HELP, min=1, max=MAX_STATES)
     min_singular: float = hyper(
         0.01, "Spectral: keep SVD directions with singular values above this only.", min=0.0
     )

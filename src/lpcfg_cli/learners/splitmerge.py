@@ -36,7 +36,7 @@ from lpcfg_cli.engine.grammars import LatentGrammar
 from lpcfg_cli.engine.trees import TreeCharts
 from lpcfg_cli.grammar import Grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import SEED_HELP, Learner, Progress
+from lpcfg_cli.learners.base import MAX_STATES, SEED_HELP, Learner, Progress
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model import LPCFG
@@ -59,6 +59,7 @@ class SplitMergeOptions:
         16,
         "Split-merge: most latent states a symbol may reach (the parser pays for the largest).",
         min=1,
+        max=MAX_STATES,
     )
     iterations: int = hyper(
         20, "EM iterations (split-merge: after each split; half as many after each merge).", min=0

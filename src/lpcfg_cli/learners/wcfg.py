@@ -27,7 +27,7 @@ from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar import CompiledTreebank, Grammar, single_symbol_grammar
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import SEED_HELP, STATES_HELP, Learner, Progress
+from lpcfg_cli.learners.base import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
 from lpcfg_cli.learners.pcfg import string_pcfg
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.selection import DevSet
@@ -51,7 +51,7 @@ OUTSIDES_HELP = (
 class WCFGOptions:
     """Hyper-parameters of the supervised spectral WCFG (section 3.2)."""
 
-    states: int = hyper(8, STATES_HELP, min=1)
+    states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
     terminals: str = hyper(
         "tags",
         "wcfg: the grammar's terminal symbols are the trees' part-of-speech tags or their words.",
@@ -81,7 +81,7 @@ class WCFGOptions:
 class WCFGUnsupervisedOptions:
     """Hyper-parameters of the unsupervised spectral WCFG (sections 4 and 5)."""
 
-    states: int = hyper(2, STATES_HELP, min=1)
+    states: int = hyper(2, STATES_HELP, min=1, max=MAX_STATES)
     basis: str = hyper(
         "closed",
         "wcfg-unsupervised: 'closed' (section 4.1: the most frequent substrings and contexts, "

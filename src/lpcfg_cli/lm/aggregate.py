@@ -68,7 +68,7 @@ class AggregateOptions:
     ``PivotOptions`` and ``PivotEMOptions`` add their own, so that the command line refuses
     an option the chosen method cannot use)."""
 
-    states: int = hyper(16, "Latent states m of the aggregate bigram model.", min=1)
+    states: int = hyper(16, "Latent states m of the aggregate bigram model.", min=1, max=4096)
     patience: int = hyper(
         2,
         "EM, and pivot's EM of r: stop after this many iterations without a better dev perplexity.",
