@@ -27,7 +27,7 @@ import numpy as np
 
 from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.lexicon import Lexicon, RareWords, Signatures, is_signature
+from lpcfg_cli.lexicon import Lexicon, RareWords, Signatures, is_signature, known_spelling
 from lpcfg_cli.tree import Tree, is_preterminal
 from lpcfg_cli.trees import iter_nodes, leaves
 
@@ -258,12 +258,15 @@ def build_grammar(
         _check_normal_form(tree, i)
     all_words = [w for t in trees for w in leaves(t)]
     known = Lexicon.known_words(all_words, rare)
+    # A rare word is one that no known spelling stands for (``lexicon.known_spelling``: a
+    # bracket seen once as "{" is the word "-LCB-" if that spelling is known).
+    rare_of = {w: known_spelling(w, known) is None for w in set(all_words)}
     scheme = Signatures.learn(
         [
             (node[0], node.label())
             for tree in trees
             for node in iter_nodes(tree)
-            if is_preterminal(node) and node[0] not in known
+            if is_preterminal(node) and rare_of[node[0]]
         ]
     )
     # A label that is a phrase somewhere gets a symbol of its own for its pre-terminal uses.
@@ -290,7 +293,7 @@ def build_grammar(
                 w = words.setdefault(token, len(words))
                 lexrules.setdefault((a, w), len(lexrules))
                 token_counts[w] += 1
-                if node[0] not in known:
+                if rare_of[node[0]]:
                     rare_tokens.append((node[0], a, w))
                 position += 1
             else:
