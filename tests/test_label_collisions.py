@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lpcfg_cli import labels
 from lpcfg_cli.binarize import binarize
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.training import bracketed_data, text_data
@@ -170,3 +171,26 @@ def test_text_and_bracketed_data_keep_the_spelling_they_were_given() -> None:
     assert both.grammar.words == ["{", "a", "-LCB-"]
     one = bracketed_data([["{", "a"], ["-LCB-", "a"]], brackets, words=["-LCB-", "a"])
     assert one.grammar.words == ["-LCB-", "a"] and one.bank.n_trees == 2
+
+
+# --- collisions in the label space --------------------------------------------------------
+
+
+def test_the_word_preterminal_is_not_tied_to_a_label_spelt_like_it() -> None:
+    """The internal pre-terminal ``%w`` of a word beside phrases and a treebank tag spelt
+    ``%w`` (symbol ``%25w``) emit different words; ``S+NP`` and ``NP%t`` (the pre-terminal
+    use of a label that is also a phrase) end in one tag and share emissions."""
+    trees = [
+        parse_tree("(S (%w a) (NP (N b)) c)"),
+        parse_tree("(S (NP a) (NP (N b) (N b)))"),
+        parse_tree("(X (S (NP c)) (N b))"),
+    ]
+    grammar, _ = build_grammar([binarize(t) for t in trees], rare=0)
+    index, vocab = grammar.symbol_index, grammar.lexicon.index
+    rules = {(int(a), int(w)) for a, w in grammar.lexical}
+    assert (index[labels.WORD], vocab["a"]) not in rules
+    assert (index["%25w"], vocab["c"]) not in rules
+    groups = grammar.emission_groups()
+    assert groups[index["S+NP"]] == groups[index["NP%t"]]
+    assert groups[index[labels.WORD]] != groups[index["%25w"]]
+    assert {(index["NP%t"], vocab["c"]), (index["S+NP"], vocab["a"])} <= rules

@@ -94,9 +94,11 @@ class Grammar:
         """(N,) id shared by pre-terminals that end in the same part-of-speech tag.
 
         A collapsed unary chain ``NP+NNP`` emits words like ``NNP`` does (tied emissions);
-        the id of a symbol is that of its last ``+`` component.
+        the id of a symbol is that of its ``labels.emission_tag``, the key ``build_grammar``
+        ties emissions by (``NP%t``, the pre-terminal use of a label that is also a phrase,
+        is in the group of ``S+NP``).
         """
-        bases = [s.rsplit("+", 1)[-1] for s in self.symbols]
+        bases = [labels.emission_tag(s) for s in self.symbols]
         ids = {b: i for i, b in enumerate(dict.fromkeys(bases))}
         return np.array([ids[b] for b in bases], dtype=np.int64)
 
@@ -317,8 +319,9 @@ def build_grammar(
 
 
 def _tie_emissions(symbols: dict[str, int], lexrules: dict[tuple[int, int], int]) -> None:
-    """Add (pre-terminal, word) rules for every word its emission group has seen."""
-    base = {i: labels.bottom_label(s) for s, i in symbols.items()}
+    """Add (pre-terminal, word) rules for every word its emission group has seen (the
+    pre-terminals of one ``labels.emission_tag``, as ``Grammar.emission_groups``)."""
+    base = {i: labels.emission_tag(s) for s, i in symbols.items()}
     words_of: dict[str, set[int]] = {}
     members: dict[str, set[int]] = {}
     for a, w in lexrules:
