@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lpcfg_cli import labels
-from lpcfg_cli.binarize import binarize
+from lpcfg_cli.backoff import coarser_pcfg
+from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.training import bracketed_data, text_data
+from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.training import bracketed_data, prepare, text_data
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import escape_token, format_tree, leaves, normalize, parse_tree
 from tests.support import invoke
@@ -194,3 +197,17 @@ def test_the_word_preterminal_is_not_tied_to_a_label_spelt_like_it() -> None:
     assert groups[index["S+NP"]] == groups[index["NP%t"]]
     assert groups[index[labels.WORD]] != groups[index["%25w"]]
     assert {(index["NP%t"], vocab["c"]), (index["S+NP"], vocab["a"])} <= rules
+
+
+def test_the_coarser_grammar_keeps_a_preterminal_apart_from_a_phrase(tmp_path) -> None:
+    """With ``--vertical 2`` the pre-terminal ``VB`` and the phrase ``VB^S`` are two
+    symbols; projected without annotation they must stay two (``VB%t`` and ``VB``), as
+    ``--vertical 1`` would have them, not one symbol that rewrites to words and phrases."""
+    (tmp_path / "t.mrg").write_text("(S (VB a) (N b))\n(S (VB (N b) (N b)) (N c))\n")
+    data = prepare([str(tmp_path / "t.mrg")], BinarizeOptions(vertical=2), rare=0)
+    assert {"VB", "VB^S"} <= set(data.grammar.symbols)
+    coarser = coarser_pcfg(train_pcfg(data.grammar, data.bank, {}))
+    assert coarser is not None
+    g = coarser.grammar
+    assert not np.any(g.is_preterminal & g.is_interterminal), g.symbols
+    assert {"VB", "VB%t"} <= set(g.symbols)
