@@ -17,6 +17,8 @@ from lpcfg_cli.backoff import coarser_pcfg
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.lexicon import Lexicon
+from lpcfg_cli.model import LPCFG
 from lpcfg_cli.training import bracketed_data, prepare, text_data
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import escape_token, format_tree, leaves, normalize, parse_tree
@@ -211,3 +213,15 @@ def test_the_coarser_grammar_keeps_a_preterminal_apart_from_a_phrase(tmp_path) -
     g = coarser.grammar
     assert not np.any(g.is_preterminal & g.is_interterminal), g.symbols
     assert {"VB", "VB%t"} <= set(g.symbols)
+
+
+def test_a_tag_spelt_like_a_signature_is_a_tag(tmp_path) -> None:
+    """``wcfg --terminals tags`` makes the tags its words: a tag ``UNK`` is known, not an
+    unknown-word signature that every unseen tag would be scored as."""
+    (tmp_path / "t.mrg").write_text("(S (UNK a) (N b))\n(S (N b) (UNK a) (N b))\n(S (N b) (N b))\n")
+    model = train(tmp_path, tmp_path / "t.mrg", "wcfg", ["--states", "1"], "m")
+    assert model is not None
+    lexicon = LPCFG.load(model).grammar.lexicon
+    assert "UNK" in lexicon.known and lexicon.signature_ids == []
+    assert lexicon.lookup("ZZ", 0) == []
+    assert Lexicon(["UNK", "a"], ["a"]).signature_ids == [0]  # a true signature still is one

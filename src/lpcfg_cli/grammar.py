@@ -155,7 +155,9 @@ SINGLE_SYMBOL = "X"
 
 
 def single_symbol_grammar(
-    words: Sequence[str], word_counts: Sequence[int] | None = None
+    words: Sequence[str],
+    word_counts: Sequence[int] | None = None,
+    known: Sequence[str] | None = None,
 ) -> Grammar:
     """The grammar with one symbol ``X``, the rule ``X -> X X`` and ``X -> w`` for each of
     ``words`` (lexical rule ``l`` rewrites to word ``l``).
@@ -165,15 +167,19 @@ def single_symbol_grammar(
     from strings (Baker 1979; Lari & Young 1990) and the WCFG in algebraic form of Bailly et
     al. (2013, section 2.2): the root vector is ``alpha_star``, the lexical vector of word
     ``sigma`` is ``beta_sigma`` and the ``(m, m, m)`` tensor of ``X -> X X`` is ``A``.
-    Entries of ``words`` that are unknown-word signatures (``lexicon``) are not known words;
-    ``word_counts`` (training tokens per word) weighs the signatures' back-off.
+    Entries of ``words`` that are unknown-word signatures (``lexicon``) are not known words,
+    unless ``known`` says which are (an alphabet of tags has no signatures, and a tag spelt
+    ``UNK`` is a tag); ``word_counts`` (training tokens per word) weighs the signatures'
+    back-off.
     """
     words = list(words)
+    if known is None:
+        known = [w for w in words if not is_signature(w)]
     ids = np.arange(len(words), dtype=np.int64)
     return Grammar(
         symbols=[SINGLE_SYMBOL],
         words=words,
-        known_words=[w for w in words if not is_signature(w)],
+        known_words=list(known),
         binary=np.zeros((1, 3), dtype=np.int64),
         lexical=np.stack([np.zeros_like(ids), ids], axis=1),
         word_counts=None if word_counts is None else [int(c) for c in word_counts],

@@ -249,7 +249,11 @@ class Lexicon:
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.known = set(known)
-        self.signature_ids = [i for i, w in enumerate(self.words) if is_signature(w)]
+        # A known word spelt like a signature (a tag ``UNK`` of ``wcfg --terminals tags``)
+        # is that word, not a signature.
+        self.signature_ids = [
+            i for i, w in enumerate(self.words) if is_signature(w) and w not in self.known
+        ]
         self.signature = Signatures.from_vocabulary(self.words[i] for i in self.signature_ids)
         counts = list(counts) if counts is not None else [1] * len(self.words)
         self.rare_total = max(1, sum(counts[i] for i in self.signature_ids))
