@@ -2,26 +2,36 @@
 
 A Portuguese treebank failed ``lpcfg train`` with an internal error: its word ``{`` was
 known as ``{`` but looked up as ``-LCB-`` (minimal case ``TWO_TREES``), and ``parse`` wrote
-the word back as ``-LCB-``. Each test pins a collision to its mechanism.
+the word back as ``-LCB-``. The tests first pin each collision to its mechanism; the
+property test at the end draws treebanks from a small alphabet of everything that can
+collide (bracket words and their PTB names, the characters the label space reserves and
+their escapes, the internal names ``%w`` and ``%t``, signature spellings, labels equal to
+words, labels that are a pre-terminal in one place and a phrase in another, one-word trees,
+unary chains): every learner must train on them, every model must parse one line per input
+line, and ``binarize`` must round-trip, with no internal error.
 """
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lpcfg_cli import labels
 from lpcfg_cli.backoff import coarser_pcfg
 from lpcfg_cli.binarize import BinarizeOptions, binarize
 from lpcfg_cli.grammar import build_grammar
 from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.registry import METHODS
 from lpcfg_cli.lexicon import Lexicon
 from lpcfg_cli.model import LPCFG
 from lpcfg_cli.training import bracketed_data, prepare, text_data
 from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import escape_token, format_tree, leaves, normalize, parse_tree
+from lpcfg_cli.trees import format_tree, leaves, normalize, parse_tree, words
 from tests.support import invoke
 
 TWO_TREES = "(S ({ {) (N n))\n(S (X {) (N n))\n"
@@ -53,6 +63,14 @@ TRAIN = [
 MAY_REFUSE = {"wcfg", "wcfg-unsupervised"}
 
 
+def ptb(tree: Tree | str) -> str:
+    """``tree`` as a treebank spells it, written here rather than by ``format_tree`` (which
+    is under test): ``(`` and ``)`` by their PTB names, every other spelling as it is."""
+    if isinstance(tree, str):
+        return {"(": "-LRB-", ")": "-RRB-"}.get(tree, tree)
+    return "(" + " ".join([ptb(tree.label()), *(ptb(kid) for kid in tree)]) + ")"
+
+
 def no_internal_error(result) -> None:
     assert "internal error" not in result.stderr, result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
@@ -73,7 +91,7 @@ def train(d: Path, bank: Path, method: str, extra: list[str], name: str) -> Path
 
 def parse_lines(model: Path, sentences: list[list[str]]) -> list[str]:
     """``lpcfg parse`` of the sentences (one per line): exactly one balanced tree per line,
-    over the sentence's tokens as the writer spells them."""
+    over the sentence's tokens spelt as they came (``(`` and ``)`` by their names)."""
     res = invoke("parse", model, "-q", stdin="".join(" ".join(s) + "\n" for s in sentences))
     no_internal_error(res)
     assert res.exit_code == 0, res.stderr
@@ -84,19 +102,20 @@ def parse_lines(model: Path, sentences: list[list[str]]) -> list[str]:
             assert line == "()"
             continue
         assert format_tree(parse_tree(line)) == line  # balanced, reads back as written
-        assert leaves(parse_tree(line)) == [escape_token(w) for w in sentence]
+        assert leaves(parse_tree(line)) == [ptb(w) for w in sentence]
     return lines
 
 
 def binarize_round_trip(d: Path, bank: Path, options: list[str]) -> None:
-    """``binarize`` then ``binarize --reverse`` gives back the normalised trees."""
+    """``binarize`` then ``binarize --reverse`` gives back the normalised trees, every
+    word and label as it came."""
     res = invoke("binarize", *options, "-q", bank)
     no_internal_error(res)
     assert res.exit_code == 0, res.stderr
     back = invoke("binarize", "--reverse", "-q", stdin=res.stdout)
     no_internal_error(back)
     assert back.exit_code == 0, back.stderr
-    normal = [format_tree(normalize(parse_tree(line))) for line in bank.read_text().splitlines()]
+    normal = [ptb(normalize(parse_tree(line))) for line in bank.read_text().splitlines()]
     assert back.stdout.splitlines() == normal
 
 
@@ -225,3 +244,77 @@ def test_a_tag_spelt_like_a_signature_is_a_tag(tmp_path) -> None:
     assert "UNK" in lexicon.known and lexicon.signature_ids == []
     assert lexicon.lookup("ZZ", 0) == []
     assert Lexicon(["UNK", "a"], ["a"]).signature_ids == [0]  # a true signature still is one
+
+
+# --- generated treebanks ------------------------------------------------------------------
+
+
+@st.composite
+def treebanks(draw, max_trees: int = 4) -> list[Tree]:
+    """A few trees over a handful of spellings of ``ALPHABET``, used both as labels and as
+    words (so labels equal words and a label is a pre-terminal here and a phrase there), with
+    unary chains, words beside phrases and one-word trees; maybe every tree twice, so that
+    words are seen more often than ``--rare``."""
+    spellings = draw(st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=6, unique=True))
+    spelling = st.sampled_from(spellings)
+
+    def node(depth: int) -> Tree:
+        label = draw(spelling)
+        if depth >= 3 or draw(st.integers(0, 2)) == 0:
+            return Tree(label, [draw(spelling)])  # a pre-terminal
+        n = draw(st.integers(1, 3))  # 1: a unary chain
+        kids: list = []
+        for _ in range(n):
+            beside = n > 1 and draw(st.integers(0, 4)) == 0
+            kids.append(draw(spelling) if beside else node(depth + 1))
+        return Tree(label, kids)
+
+    bank = [node(0) for _ in range(draw(st.integers(1, max_trees)))]
+    return bank * draw(st.integers(1, 2))
+
+
+def check_treebank(d: Path, bank: list[Tree], binarization: list[str]) -> None:
+    """Every learner trains on ``bank``, every model parses its sentences (and an empty line
+    and unseen bracket spellings) one line each, and binarize round-trips."""
+    path = d / "bank.mrg"
+    path.write_text("".join(ptb(t) + "\n" for t in bank), encoding="utf-8")
+    sentences = [words(parse_tree(line)) for line in path.read_text().splitlines()]
+    sentences += [[], ["(", "{", "-LRB-", "-RCB-", "]", "UNK", "%w", "unseen"]]
+    for i, (method, extra) in enumerate(TRAIN):
+        options = extra if method.startswith("wcfg") else [*extra, *binarization]
+        model = train(d, path, method, options, f"m{i}")
+        if model is not None:
+            parse_lines(model, sentences)
+    binarize_round_trip(d, path, binarization)
+
+
+def test_every_method_is_trained_here() -> None:
+    assert {method for method, _ in TRAIN} == set(METHODS)
+
+
+BINARIZATIONS = st.sampled_from(
+    [[], ["--vertical", "2", "--horizontal", "1"], ["--factor", "left", "--horizontal", "2"]]
+)
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    database=None,  # nothing written outside tmp_path
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(treebanks(), BINARIZATIONS)
+def test_colliding_treebanks_train_parse_and_round_trip(tmp_path, bank, binarization) -> None:
+    check_treebank(Path(tempfile.mkdtemp(dir=tmp_path)), bank, binarization)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=1000,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(treebanks(max_trees=7), BINARIZATIONS)
+def test_colliding_treebanks_exhaustively(tmp_path, bank, binarization) -> None:
+    check_treebank(Path(tempfile.mkdtemp(dir=tmp_path)), bank, binarization)
