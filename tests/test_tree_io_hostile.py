@@ -75,7 +75,8 @@ def test_brackets_inside_tokens_are_written_with_ptb_names():
     assert format_tree(Tree("JJ", [":-)"]), root="TOP") == "(TOP (JJ :--RRB-))"
     assert format_tree(Tree("VB", ["(a)"])) == "(VB -LRB-a-RRB-)"
     assert format_tree(Tree("NP(x", [Tree("A)", ["w"])])) == "(NP-LRB-x (A-RRB- w))"
-    assert escape_token("{") == "-LCB-" and escape_token("x{") == "x{"
+    # Only round brackets break the format: a brace or square bracket is written as it is.
+    assert escape_token("{") == "{" and escape_token("]") == "]" and escape_token("x{") == "x{"
 
 
 def test_every_written_tree_is_balanced_and_reads_back_as_written(tmp_path):

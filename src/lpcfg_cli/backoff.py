@@ -62,6 +62,15 @@ def coarser_pcfg(model: LPCFG) -> LPCFG | None:
         level = {"horizontal": 0}
         if names == list(g.symbols):
             return None
+    # A phrase and a pre-terminal projected onto one name stay two symbols, as in the grammar
+    # binarized at that level (``labels.preterminal``; ``NP^S`` and ``NP`` -> ``NP`` and
+    # ``NP%t``): a symbol of the normal form rewrites either to words or to two symbols, and
+    # decoding reads a pre-terminal's brackets off that (``decode.Brackets``).
+    phrases = {name for name, inter in zip(names, g.is_interterminal, strict=True) if inter}
+    names = [
+        labels.preterminal(name) if pre and name in phrases else name
+        for name, pre in zip(names, g.is_preterminal, strict=True)
+    ]
     symbols = list(dict.fromkeys(names))
     index = {s: i for i, s in enumerate(symbols)}
     proj = np.array([index[s] for s in names], dtype=np.int64)

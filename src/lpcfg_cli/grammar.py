@@ -27,7 +27,7 @@ import numpy as np
 
 from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.lexicon import Lexicon, RareWords, Signatures, is_signature
+from lpcfg_cli.lexicon import Lexicon, RareWords, Signatures, is_signature, known_spelling
 from lpcfg_cli.tree import Tree, is_preterminal
 from lpcfg_cli.trees import iter_nodes, leaves
 
@@ -94,9 +94,11 @@ class Grammar:
         """(N,) id shared by pre-terminals that end in the same part-of-speech tag.
 
         A collapsed unary chain ``NP+NNP`` emits words like ``NNP`` does (tied emissions);
-        the id of a symbol is that of its last ``+`` component.
+        the id of a symbol is that of its ``labels.emission_tag``, the key ``build_grammar``
+        ties emissions by (``NP%t``, the pre-terminal use of a label that is also a phrase,
+        is in the group of ``S+NP``).
         """
-        bases = [s.rsplit("+", 1)[-1] for s in self.symbols]
+        bases = [labels.emission_tag(s) for s in self.symbols]
         ids = {b: i for i, b in enumerate(dict.fromkeys(bases))}
         return np.array([ids[b] for b in bases], dtype=np.int64)
 
@@ -153,7 +155,9 @@ SINGLE_SYMBOL = "X"
 
 
 def single_symbol_grammar(
-    words: Sequence[str], word_counts: Sequence[int] | None = None
+    words: Sequence[str],
+    word_counts: Sequence[int] | None = None,
+    known: Sequence[str] | None = None,
 ) -> Grammar:
     """The grammar with one symbol ``X``, the rule ``X -> X X`` and ``X -> w`` for each of
     ``words`` (lexical rule ``l`` rewrites to word ``l``).
@@ -163,15 +167,19 @@ def single_symbol_grammar(
     from strings (Baker 1979; Lari & Young 1990) and the WCFG in algebraic form of Bailly et
     al. (2013, section 2.2): the root vector is ``alpha_star``, the lexical vector of word
     ``sigma`` is ``beta_sigma`` and the ``(m, m, m)`` tensor of ``X -> X X`` is ``A``.
-    Entries of ``words`` that are unknown-word signatures (``lexicon``) are not known words;
-    ``word_counts`` (training tokens per word) weighs the signatures' back-off.
+    Entries of ``words`` that are unknown-word signatures (``lexicon``) are not known words,
+    unless ``known`` says which are (an alphabet of tags has no signatures, and a tag spelt
+    ``UNK`` is a tag); ``word_counts`` (training tokens per word) weighs the signatures'
+    back-off.
     """
     words = list(words)
+    if known is None:
+        known = [w for w in words if not is_signature(w)]
     ids = np.arange(len(words), dtype=np.int64)
     return Grammar(
         symbols=[SINGLE_SYMBOL],
         words=words,
-        known_words=[w for w in words if not is_signature(w)],
+        known_words=list(known),
         binary=np.zeros((1, 3), dtype=np.int64),
         lexical=np.stack([np.zeros_like(ids), ids], axis=1),
         word_counts=None if word_counts is None else [int(c) for c in word_counts],
@@ -258,12 +266,15 @@ def build_grammar(
         _check_normal_form(tree, i)
     all_words = [w for t in trees for w in leaves(t)]
     known = Lexicon.known_words(all_words, rare)
+    # A rare word is one that no known spelling stands for (``lexicon.known_spelling``: a
+    # bracket seen once as "{" is the word "-LCB-" if that spelling is known).
+    rare_of = {w: known_spelling(w, known) is None for w in set(all_words)}
     scheme = Signatures.learn(
         [
             (node[0], node.label())
             for tree in trees
             for node in iter_nodes(tree)
-            if is_preterminal(node) and node[0] not in known
+            if is_preterminal(node) and rare_of[node[0]]
         ]
     )
     # A label that is a phrase somewhere gets a symbol of its own for its pre-terminal uses.
@@ -290,7 +301,7 @@ def build_grammar(
                 w = words.setdefault(token, len(words))
                 lexrules.setdefault((a, w), len(lexrules))
                 token_counts[w] += 1
-                if node[0] not in known:
+                if rare_of[node[0]]:
                     rare_tokens.append((node[0], a, w))
                 position += 1
             else:
@@ -314,8 +325,9 @@ def build_grammar(
 
 
 def _tie_emissions(symbols: dict[str, int], lexrules: dict[tuple[int, int], int]) -> None:
-    """Add (pre-terminal, word) rules for every word its emission group has seen."""
-    base = {i: labels.bottom_label(s) for s, i in symbols.items()}
+    """Add (pre-terminal, word) rules for every word its emission group has seen (the
+    pre-terminals of one ``labels.emission_tag``, as ``Grammar.emission_groups``)."""
+    base = {i: labels.emission_tag(s) for s, i in symbols.items()}
     words_of: dict[str, set[int]] = {}
     members: dict[str, set[int]] = {}
     for a, w in lexrules:

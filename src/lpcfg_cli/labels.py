@@ -108,6 +108,16 @@ def without_context(symbol: str) -> str:
     return symbol.split(CONTEXT, 1)[0] if is_intermediate(symbol) else symbol
 
 
+def emission_tag(symbol: str) -> str:
+    """The tag a pre-terminal symbol emits words as, still escaped: the last part of its
+    chain without the ``PRETERMINAL`` suffix (``S+NP`` and ``NP%t`` -> ``NP``), the key of
+    the pre-terminals whose emissions are tied. Kept escaped, since unescaped the internal
+    ``WORD`` and a treebank label spelt ``%w`` (``%25w``) would be one tag."""
+    if symbol.endswith(PRETERMINAL):
+        symbol = symbol[: -len(PRETERMINAL)]
+    return symbol.rsplit(CHAIN, 1)[-1].split(PARENT, 1)[0]
+
+
 def top_label(symbol: str) -> str:
     """The original label a symbol's node had at the top of its chain."""
     return chain_labels(symbol)[0]

@@ -18,6 +18,14 @@ them again (``RareWords``, ``rarewords``):
   most about their pre-terminal (``Signatures.learn``); the suffixes in use are recovered
   from a model's vocabulary, so parsing assigns unknown words exactly as training did.
 
+A bracket has two spellings: the PTB's name (``-LRB-``, ``-LCB-``...) and the character
+itself, which a user's tokenizer emits and which a treebank of another tradition may use as
+its word. Both are one word (``known_spelling``): a token is looked up as it is spelt when
+the vocabulary knows that spelling, else under its bracket's other spelling, else by its
+signature. Training counts a word under the entry that look-up gives it, so every training
+tree compiles against its own grammar whichever spelling its treebank uses (a word known
+only as ``{`` must not be looked up as ``-LCB-``).
+
 At parse time a known word maps to itself. Any other token ``w`` with signature ``s`` is
 scored for pre-terminal ``a`` by ``(1 - lam) q(a -> s) + lam f_s sum_s' q(a -> s')``: its
 own signature's rule, backed off to "some rare word" scaled by the signature's share ``f_s``
@@ -48,15 +56,16 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 SIGNATURE_PREFIX = "UNK"
 
-# Token spellings a user's tokenizer may emit for brackets; the treebank uses the escapes.
-_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
+# The PTB's names of the brackets, and each name's bracket: the two spellings of one word.
+_NAMES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
+_OTHER_SPELLING = {**_NAMES, **{name: bracket for bracket, name in _NAMES.items()}}
 
 
 def _script(ch: str) -> str:
@@ -204,9 +213,19 @@ def is_signature(token: str) -> bool:
     return token == SIGNATURE_PREFIX or token.startswith(SIGNATURE_PREFIX + "-")
 
 
-def canonical(token: str) -> str:
-    """Spelling of a user's token in the treebank's convention (bare brackets escaped)."""
-    return _BRACKETS.get(token, token)
+def spellings(token: str) -> tuple[str, ...]:
+    """The spellings ``token`` is looked up under, in order: itself, then for a bracket its
+    other spelling (``{`` -> ``-LCB-``, ``-LCB-`` -> ``{``; see the module)."""
+    other = _OTHER_SPELLING.get(token)
+    return (token,) if other is None else (token, other)
+
+
+def known_spelling(token: str, known: Container[str]) -> str | None:
+    """The first of ``token``'s ``spellings`` in ``known``; None if there is none."""
+    for spelling in spellings(token):
+        if spelling in known:
+            return spelling
+    return None
 
 
 class Lexicon:
@@ -230,7 +249,11 @@ class Lexicon:
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.known = set(known)
-        self.signature_ids = [i for i, w in enumerate(self.words) if is_signature(w)]
+        # A known word spelt like a signature (a tag ``UNK`` of ``wcfg --terminals tags``)
+        # is that word, not a signature.
+        self.signature_ids = [
+            i for i, w in enumerate(self.words) if is_signature(w) and w not in self.known
+        ]
         self.signature = Signatures.from_vocabulary(self.words[i] for i in self.signature_ids)
         counts = list(counts) if counts is not None else [1] * len(self.words)
         self.rare_total = max(1, sum(counts[i] for i in self.signature_ids))
@@ -249,14 +272,17 @@ class Lexicon:
 
     @staticmethod
     def training_token(word: str, position: int, known: set[str], scheme: Signatures) -> str:
-        """The vocabulary entry a training word is counted under."""
-        return word if word in known else scheme(word, position == 0)
+        """The vocabulary entry a training word is counted under: the one ``lookup`` gives
+        it (its known spelling, else its signature), so that training data compiles
+        against its own grammar."""
+        spelling = known_spelling(word, known)
+        return spelling if spelling is not None else scheme(word, position == 0)
 
     def lookup(self, token: str, position: int) -> list[int]:
         """Word ids whose lexical rules score ``token`` at sentence ``position``."""
-        token = canonical(token)
-        if token in self.known:
-            return [self.index[token]]
+        word = known_spelling(token, self.known)
+        if word is not None:
+            return [self.index[word]]
         sig = self.index.get(self.signature(token, position == 0))
         if sig is not None:
             return [sig]
@@ -266,12 +292,12 @@ class Lexicon:
         """(word id, weight, restriction) triples whose weighted lexical rules score
         ``token``: the rules of the word id, or with a restriction ``r >= 0`` only those
         whose pre-terminal also has a rule for word ``r`` (a known word's smoothing)."""
-        token = canonical(token)
-        if token in self.known:
-            key = (token, position == 0)
+        word = known_spelling(token, self.known)
+        if word is not None:
+            key = (word, position == 0)
             entries = self._known_entries.get(key)
             if entries is None:
-                entries = self._known_entries[key] = self._smoothed(token, position == 0)
+                entries = self._known_entries[key] = self._smoothed(word, position == 0)
             return entries
         sig = self.index.get(self.signature(token, position == 0))
         share = (self.counts[sig] if sig is not None else 1) / self.rare_total
@@ -280,11 +306,11 @@ class Lexicon:
             out.append((sig, 1.0 - self.BACKOFF, -1))
         return out
 
-    def _smoothed(self, token: str, first: bool) -> list[tuple[int, float, int]]:
+    def _smoothed(self, word: str, first: bool) -> list[tuple[int, float, int]]:
         """A known word's entries: its own rules, smoothed towards its signature's."""
-        w = self.index[token]
+        w = self.index[word]
         c = self.counts[w]
-        sig = self.index.get(self.signature(token, first))
+        sig = self.index.get(self.signature(word, first))
         if sig is None or self.SMOOTH == 0:
             return [(w, 1.0, -1)]
         lam = self.SMOOTH / (c + self.SMOOTH)

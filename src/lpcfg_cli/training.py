@@ -32,7 +32,7 @@ from lpcfg_cli.grammar import (
     single_symbol_grammar,
 )
 from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.lexicon import Lexicon, Signatures, canonical, is_signature
+from lpcfg_cli.lexicon import Lexicon, Signatures, is_signature, known_spelling
 from lpcfg_cli.sentences import read_sentences
 from lpcfg_cli.tree import Tree
 from lpcfg_cli.trees import leaves, normalize, read_treebank
@@ -145,18 +145,20 @@ def text_data(
     """The single-symbol grammar of ``sentences`` and their distinct word-id sequences with
     their counts (empty sentences are skipped: no tree yields them).
 
-    Tokens are spelt as the parser looks them up (``lexicon.canonical``: bare brackets
-    escaped). Words seen at most ``rare`` times become word-shape signatures (``lexicon``;
-    with one symbol there are no tags to learn suffixes from, so shapes only). ``words``
-    fixes the vocabulary and its order (every token must be in it; no signatures, ``rare``
-    is not used), so that models of different samples share word ids.
+    Words are kept as they are spelt and tokens counted under the entry the parser looks
+    them up as (``Lexicon.training_token``: a bracket's other spelling stands for it when
+    only that one is known). Words seen at most ``rare`` times become word-shape signatures
+    (``lexicon``; with one symbol there are no tags to learn suffixes from, so shapes only).
+    ``words`` fixes the vocabulary and its order (every token must be in it under one of its
+    spellings; no signatures, ``rare`` is not used), so that models of different samples
+    share word ids.
     """
     t0 = time.perf_counter()
     seen: Counter[tuple[str, ...]] = Counter()
     empty = 0
     for sentence in sentences:
         if sentence:
-            seen[tuple(canonical(w) for w in sentence)] += 1
+            seen[tuple(sentence)] += 1
         else:
             empty += 1
     if not seen:
@@ -166,8 +168,8 @@ def text_data(
         for w in sentence:
             tokens[w] += count
     if words is not None:
-        vocab = {canonical(w): i for i, w in enumerate(words)}
-        missing = sorted(set(tokens) - set(vocab))
+        vocab = _vocabulary(words)
+        missing = sorted(w for w in tokens if known_spelling(w, vocab) is None)
         if missing:
             raise LpcfgError(f"word {missing[0]!r} is not in the given vocabulary")
         known, scheme = set(vocab), Signatures()
@@ -202,6 +204,16 @@ def text_data(
     return TrainingData(grammar, None, summary, text=text)
 
 
+def _vocabulary(words: Sequence[str]) -> dict[str, int]:
+    """The id of each of ``words`` (a fixed vocabulary: every entry must be new)."""
+    vocab: dict[str, int] = {}
+    for w in words:
+        if w in vocab:
+            raise LpcfgError(f"word {w!r} is twice in the given vocabulary")
+        vocab[w] = len(vocab)
+    return vocab
+
+
 def prepare_text(
     paths: Sequence[str], *, rare: int = 0, encoding: str = DEFAULT_ENCODING
 ) -> TrainingData:
@@ -234,14 +246,13 @@ def bracketed_data(
     """
     if len(sentences) != len(brackets):
         raise LpcfgError(f"{len(sentences)} sentences but {len(brackets)} bracketings")
-    spelt = [[canonical(w) for w in s] for s in sentences]
     if words is None:
-        words = list(dict.fromkeys(w for s in spelt for w in s))
-    vocab = {canonical(w): i for i, w in enumerate(words)}
-    missing = sorted({w for s in spelt for w in s} - set(vocab))
+        words = list(dict.fromkeys(w for s in sentences for w in s))
+    vocab = _vocabulary(words)
+    missing = sorted({w for s in sentences for w in s if known_spelling(w, vocab) is None})
     if missing:
         raise LpcfgError(f"word {missing[0]!r} is not in the given vocabulary")
-    ids = [[vocab[w] for w in s] for s in spelt]
+    ids = [[vocab[known_spelling(w, vocab)] for w in s] for s in sentences]
     counts = np.bincount(
         np.fromiter((i for s in ids for i in s), dtype=np.int64), minlength=len(vocab)
     )

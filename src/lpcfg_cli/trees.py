@@ -11,11 +11,12 @@ Trees of any depth and width work: nothing here (nor in binarization, grammar co
 head finding or decoding) walks a tree by Python recursion; ``iter_nodes``, ``leaves`` and
 ``tagged_words`` are the walks.
 
-Output (``format_tree``, the one writer of trees): one line, always balanced. A bracket
-inside a word or label would break the format, so every ``(`` becomes ``-LRB-`` and every
-``)`` becomes ``-RRB-``, the Penn Treebank's names for them (``:-)`` is written ``:--RRB-``,
-``(a)`` is written ``-LRB-a-RRB-``); a token that is exactly a brace or square bracket is
-written with its PTB name too (``{`` as ``-LCB-``, ``]`` as ``-RSB-``). The reader reads what
+Output (``format_tree``, the one writer of trees): one line, always balanced. A round
+bracket inside a word or label would break the format, so every ``(`` becomes ``-LRB-`` and
+every ``)`` becomes ``-RRB-``, the Penn Treebank's names for them (``:-)`` is written
+``:--RRB-``, ``(a)`` is written ``-LRB-a-RRB-``). Every other word and label is written as
+it is, braces and square brackets too: a treebank that spells the word ``{`` must get ``{``
+back from ``parse``, or its own gold trees no longer match in EVALB. The reader reads what
 the writer writes: ``format_tree(read(format_tree(t)))`` is ``format_tree(t)``. Escaped names
 are not turned back into brackets on reading, since treebanks spell bracket words that way.
 """
@@ -35,9 +36,6 @@ from lpcfg_cli.tree import Tree
 
 ROOT_LABELS = ("", "TOP", "ROOT")
 NONE_LABEL = "-NONE-"
-# Tokens that are exactly a bracket are written with their PTB names; brackets inside a
-# longer token are replaced by the names of ( and ) (the only characters that break trees).
-_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
 
 
 @dataclass
@@ -390,14 +388,9 @@ def words(tree: Tree) -> list[str]:
 
 
 def escape_token(token: str) -> str:
-    """A word or label as it can be written in a tree: brackets by their PTB names.
-
-    A token that is exactly a bracket gets its name (``{`` -> ``-LCB-``); inside a longer
-    token ``(`` and ``)`` become ``-LRB-`` and ``-RRB-`` (``:-)`` -> ``:--RRB-``).
-    """
-    escaped = _ESCAPES.get(token)
-    if escaped is not None:
-        return escaped
+    """A word or label as it can be written in a tree: ``(`` and ``)``, the only characters
+    that break the format, by their PTB names (``(`` -> ``-LRB-``, ``:-)`` -> ``:--RRB-``);
+    anything else as it is (``{`` stays ``{``: see the module)."""
     if "(" in token or ")" in token:
         return token.replace("(", "-LRB-").replace(")", "-RRB-")
     return token

@@ -53,8 +53,9 @@ def command(
     root wrapper removed), then unary chains are collapsed into `A+B` symbols and n-ary
     nodes factored with `@A` intermediate symbols. Output: one tree per line, one line per
     input tree; a tree left with no words (e.g. all -NONE-) or an empty input tree `()` is
-    written `()`. A bracket inside a word or label is written -LRB-/-RRB- (`:-)` as
-    `:--RRB-`). The labels are self-describing, so `--reverse` needs no options.
+    written `()`. A round bracket inside a word or label is written -LRB-/-RRB- (`:-)` as
+    `:--RRB-`); every other word and label as it is. The labels are self-describing, so
+    `--reverse` needs no options.
 
     \b
     Examples:

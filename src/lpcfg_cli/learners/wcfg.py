@@ -164,7 +164,9 @@ class WCFGLearner(Learner):
                 "wcfg: no training sentence is an inside string of the basis, so the start "
                 "vector is zero: use shorter sentences (--max-length) or more --insides"
             )
-        grammar = single_symbol_grammar(alphabet)
+        # Tags are all known (a tag spelt UNK is no signature); words keep the grammar's own.
+        tags = alphabet if opts.terminals == "tags" else None
+        grammar = single_symbol_grammar(alphabet, known=tags)
         coarse = string_pcfg(grammar, _sentences(samples)).coarse
         meta = {**data.meta(), "method": "wcfg", "wcfg": to_dict(opts)}
         return _model(w, grammar, coarse, meta)
