@@ -37,6 +37,25 @@ from lpcfg_cli.trees import format_tree, leaves
 
 # --- the command line ---------------------------------------------------------------------
 
+# A tiny treebank the command-line tests train on: four sentences, two of which repeat words
+# of the others (so that words are known, not all rare).
+TINY_TREES = [
+    "(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))",
+    "(S (NP (DT a) (NN dog)) (VP (VBD ran)))",
+    "(S (NP (NNP Kim)) (VP (VBD saw) (NP (DT the) (NN dog))))",
+    "(S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (NNP Kim))))",
+]
+
+
+def one_error(result: Any, fragment: str, status: int = 2) -> None:
+    """``result`` (of ``invoke``) ended with ``status`` and exactly one line on stderr: the
+    error, which holds ``fragment``; no traceback anywhere."""
+    assert result.exit_code == status, (result.exit_code, result.stderr, result.exception)
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("lpcfg: error: "), result.stderr
+    assert fragment in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
 
 def lpcfg(*args: Any) -> list[str]:
     """The command line of the real entry point (``python -m lpcfg_cli ARGS``)."""

@@ -24,22 +24,9 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.model import LPCFG, without_timings
-from tests.support import invoke, lpcfg
+from tests.support import TINY_TREES, invoke, lpcfg, one_error
 
-TREES = [
-    "(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))",
-    "(S (NP (DT a) (NN dog)) (VP (VBD ran)))",
-    "(S (NP (NNP Kim)) (VP (VBD saw) (NP (DT the) (NN dog))))",
-    "(S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (NNP Kim))))",
-]
-
-
-def one_error(result, fragment: str, status: int = 2) -> None:
-    """``result`` ended with ``status`` and exactly one line on stderr: the error."""
-    assert result.exit_code == status, (result.exit_code, result.stderr, result.exception)
-    assert result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("lpcfg: error: "), result.stderr
-    assert fragment in result.stderr, result.stderr
+TREES = TINY_TREES
 
 
 @pytest.fixture(scope="module")

@@ -24,22 +24,9 @@ from pathlib import Path
 import pytest
 
 import lpcfg_cli
-from tests.support import invoke, lpcfg
+from tests.support import TINY_TREES, invoke, lpcfg, one_error
 
-TREES = [
-    "(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))",
-    "(S (NP (DT a) (NN dog)) (VP (VBD ran)))",
-    "(S (NP (NNP Kim)) (VP (VBD saw) (NP (DT the) (NN dog))))",
-    "(S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (NNP Kim))))",
-]
-
-
-def one_error(result, fragment: str, status: int = 2) -> None:
-    """``result`` ended with ``status`` and exactly one line on stderr: the error."""
-    assert result.exit_code == status, (result.exit_code, result.stderr, result.exception)
-    assert result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("lpcfg: error: "), result.stderr
-    assert fragment in result.stderr, result.stderr
+TREES = TINY_TREES
 
 
 @pytest.fixture(scope="module")
@@ -313,12 +300,24 @@ def _wait_for(predicate, timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_parse_killed_by_a_signal_leaves_the_old_output_only(d, tmp_path, signum):
+def _old_output(tmp_path: Path) -> Path:
+    """An existing output file ``f``, alone in its folder."""
     folder = tmp_path / "out"
     folder.mkdir()
     target = folder / "f"
     target.write_text("old\n")
+    return target
+
+
+def _only_the_old_output(target: Path) -> None:
+    assert target.read_text() == "old\n"
+    assert [p.name for p in target.parent.iterdir()] == ["f"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_parse_killed_by_a_signal_leaves_the_old_output_only(d, tmp_path, signum):
+    target = _old_output(tmp_path)
+    folder = target.parent
     (tmp_path / "big.txt").write_text("the cat sat on the mat\n" * 200_000)
     proc = subprocess.Popen(
         lpcfg("parse", "-q", d / "pcfg.npz", tmp_path / "big.txt", "-o", target),
@@ -329,16 +328,12 @@ def test_parse_killed_by_a_signal_leaves_the_old_output_only(d, tmp_path, signum
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == -signum, err
     assert err == b""
-    assert target.read_text() == "old\n"
-    assert [p.name for p in folder.iterdir()] == ["f"]
+    _only_the_old_output(target)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_train_killed_by_a_signal_leaves_the_old_model_only(d, tmp_path, signum):
-    folder = tmp_path / "out"
-    folder.mkdir()
-    target = folder / "f"
-    target.write_text("old\n")
+    target = _old_output(tmp_path)
     args = ["train", "--method", "em", "--states", "2", "--iterations", "100000", "--tol", "0"]
     proc = subprocess.Popen(
         lpcfg(*args, d / "t.mrg", "-o", target), stderr=subprocess.PIPE, text=True
@@ -349,8 +344,7 @@ def test_train_killed_by_a_signal_leaves_the_old_model_only(d, tmp_path, signum)
     proc.send_signal(signum)
     proc.communicate(timeout=60)
     assert proc.returncode == -signum
-    assert target.read_text() == "old\n"
-    assert [p.name for p in folder.iterdir()] == ["f"]
+    _only_the_old_output(target)
 
 
 # --- smaller items ----------------------------------------------------------------------------

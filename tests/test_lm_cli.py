@@ -19,6 +19,7 @@ from lpcfg_cli.lm.kneserney import KNOptions, fit
 from lpcfg_cli.lm.methods import METHODS
 from lpcfg_cli.lm.modelfile import MODEL_CLASSES, load_lm, load_model, save_lm, save_model
 from lpcfg_cli.npzfile import write_npz
+from tests.support import one_error
 
 TRAIN = "the cat sat\nthe dog sat down\na cat ran\n\nthe cat ran down\na dog\n"
 TEST = "the cat sat down\nthe bird flew\n"
@@ -143,13 +144,6 @@ def test_save_lm_and_load_lm_keep_any_arrays_and_meta(tmp_path):
 
 def test_every_registered_method_has_a_model_class():
     assert set(METHODS) <= set(MODEL_CLASSES)
-
-
-def one_error(res, message: str) -> None:
-    assert res.exit_code == 2, (res.exit_code, res.stdout, res.stderr)
-    assert res.stderr.count("\n") == 1 and res.stderr.startswith("lpcfg: error: "), res.stderr
-    assert message in res.stderr, res.stderr
-    assert "Traceback" not in res.stderr + res.stdout
 
 
 def test_options_a_method_cannot_use_are_refused(d):
