@@ -18,11 +18,8 @@ import argparse
 import sys
 import time
 
-from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.learners.pivot import PivotEstimator
-from lpcfg_cli.learners.spectral import SpectralEstimator
-from lpcfg_cli.sampling import sample_trees
-from lpcfg_cli.testing import (
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.learners.consistency import (
     ENGINEERED_SPECTRAL,
     PAPER_SPECTRAL,
     PURE_PIVOT,
@@ -30,6 +27,9 @@ from lpcfg_cli.testing import (
     parameter_error,
     pivot_lpcfg,
 )
+from lpcfg_cli.learners.pivot import PivotEstimator
+from lpcfg_cli.learners.spectral import SpectralEstimator
+from lpcfg_cli.model.sampling import sample_trees
 
 SPECTRAL = {"spectral (paper)": PAPER_SPECTRAL, "spectral (engineered)": ENGINEERED_SPECTRAL}
 

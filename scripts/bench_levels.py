@@ -42,10 +42,10 @@ from threadpoolctl import threadpool_limits
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.evalb import evaluate_lines
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parser import Parser
-from lpcfg_cli.sentences import SPAN_BUDGET, blocks
-from lpcfg_cli.trees import format_tree
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.treebank.ptb import format_tree
+from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks
 
 Row = dict[str, float | int | str]
 

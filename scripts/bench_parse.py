@@ -40,13 +40,13 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lpcfg_cli.binarize import BinarizeOptions
 from lpcfg_cli.evalb import evaluate_lines
+from lpcfg_cli.grammar.training_data import prepare
 from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parallel import parse_sentences
-from lpcfg_cli.training import prepare
-from lpcfg_cli.trees import read_treebank, words
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.streaming import parse_sentences
+from lpcfg_cli.treebank.binarize import BinarizeOptions
+from lpcfg_cli.treebank.ptb import read_treebank, words
 
 
 def gemm_gflops(dtype: type, n: int = 1024, seconds: float = 1.0) -> float:

@@ -5,7 +5,7 @@ train = the first 800K tokens of ``nltk.corpus.brown.sents()``, dev = the next 2
 the rest, cut at sentence boundaries (``lpcfg_cli.lm.corpus.brown_split``): one sentence
 per line, tokens separated by one space, case kept (``--lower`` lower-cases), before any
 ``<unk>`` replacement (``lpcfg lm train`` builds the vocabulary from train.txt). dev1.txt
-and dev2.txt are the two halves of dev (``lpcfg_cli.lm.evaluate.halves``): the paper picks
+and dev2.txt are the two halves of dev (``lpcfg_cli.lm.perplexity.halves``): the paper picks
 EM's iterations on the first and reports the second. Prints the sentence and token counts
 of each part and the vocabulary size.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.lm.corpus import Vocabulary, brown_split, write_sentences
-from lpcfg_cli.lm.evaluate import halves
+from lpcfg_cli.lm.perplexity import halves
 
 
 def main() -> int:

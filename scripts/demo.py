@@ -30,9 +30,9 @@ from typing import IO
 from prepare_data import SOURCE_FILE, STANDARD_SOURCE, folder_source, write_split
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.trees import format_tree, leaves, standard_split
+from lpcfg_cli.files.streams import atomic_output
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.treebank.ptb import format_tree, leaves, standard_split
 
 AVAILABLE = ["pcfg", "em", "spectral", "pivot", "pivot+em"]
 # The shipped config of each method's standard experiment (the issues' acceptance runs);

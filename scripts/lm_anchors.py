@@ -39,7 +39,7 @@ from lpcfg_cli.lm.aggregate import (
     run_em,
 )
 from lpcfg_cli.lm.corpus import Vocabulary, read_corpus
-from lpcfg_cli.lm.evaluate import halves
+from lpcfg_cli.lm.perplexity import halves
 
 PURE = 0.8  # a word whose posterior on one state is above this counts as that state's anchor
 

@@ -6,7 +6,7 @@ Each aggregate model picks its EM iterations (and the pivot step's smoothing) on
 half of dev; the table gives the perplexity of the second half, the EM iterations chosen, the
 training time, and for each method the test perplexity of its model best on dev (second
 half), as the paper does. Perplexity counts every word and every ``</s>``, unknown words as
-``<unk>`` (``lpcfg_cli.lm.evaluate``), the same for every method. Writes markdown and JSON.
+``<unk>`` (``lpcfg_cli.lm.perplexity``), the same for every method. Writes markdown and JSON.
 
     python scripts/lm_brown.py --data data/brown --out out/lm_brown
     python scripts/lm_brown.py --prior 5 --out out/lm_brown_prior   # MAP EM (not the paper's)
@@ -25,8 +25,8 @@ import numpy as np
 from lpcfg_cli.lm import kneserney
 from lpcfg_cli.lm.aggregate import OPTIONS, fit_aggregate
 from lpcfg_cli.lm.corpus import Vocabulary, brown_split, read_corpus
-from lpcfg_cli.lm.evaluate import halves, perplexity
 from lpcfg_cli.lm.kneserney import KNOptions
+from lpcfg_cli.lm.perplexity import halves, perplexity
 
 STATES = (2, 4, 8, 16, 32, 128, 256)
 METHODS = ("em", "pivot", "pivot+em")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from lpcfg_cli.trees import normalize, read_treebank, tagged_words
+from lpcfg_cli.treebank.ptb import normalize, read_treebank, tagged_words
 
 BINS = (("unseen", 0, 0), ("once", 1, 1), ("2-5", 2, 5), ("6-20", 6, 20), (">20", 21, None))
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from lpcfg_cli.topology_models import families as fam
 from lpcfg_cli.topology_models import mixing as mx
-from lpcfg_cli.topology_models import sentences as se
+from lpcfg_cli.topology_models import samples as se
 from lpcfg_cli.topology_models import unmix as um
 
 D_PCFG, K_PCFG, D_DEP, SEPARATION, N_TAU = 5, 3, 4, 0.9, 16

@@ -42,17 +42,17 @@ from pathlib import Path
 
 import numpy as np
 
-from lpcfg_cli.processes import process_map
+from lpcfg_cli.parsing.workers import process_map
 from lpcfg_cli.wcfg import automaton
+from lpcfg_cli.wcfg.algebraic import all_strings
+from lpcfg_cli.wcfg.bracketed_samples import sample_bracketed
 from lpcfg_cli.wcfg.completion import (
     CompletionProblem,
     learn_from_problem,
     unsupervised_problem,
 )
-from lpcfg_cli.wcfg.grammar import all_strings
+from lpcfg_cli.wcfg.factorisation import learn_supervised
 from lpcfg_cli.wcfg.hankel import Bracketed, select_basis
-from lpcfg_cli.wcfg.sampling import sample_bracketed
-from lpcfg_cli.wcfg.spectral import learn_supervised
 from lpcfg_cli.wcfg.targets import dyck_pcfg
 
 METHODS = ("spectral WFA", "unsupervised spectral", "supervised spectral")

@@ -47,16 +47,16 @@ from pathlib import Path
 
 import numpy as np
 
+from lpcfg_cli.grammar.training_data import bracketed_data, text_data
 from lpcfg_cli.learners.registry import learner
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.processes import process_map
-from lpcfg_cli.training import bracketed_data, text_data
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.workers import process_map
+from lpcfg_cli.wcfg.algebraic import WCFG, from_model
+from lpcfg_cli.wcfg.bracketed_samples import sample_bracketed
 from lpcfg_cli.wcfg.completion import learn_unsupervised
 from lpcfg_cli.wcfg.distances import kl_divergence
-from lpcfg_cli.wcfg.grammar import WCFG, from_model
+from lpcfg_cli.wcfg.factorisation import learn_supervised
 from lpcfg_cli.wcfg.hankel import Basis, Bracketed
-from lpcfg_cli.wcfg.sampling import sample_bracketed
-from lpcfg_cli.wcfg.spectral import learn_supervised
 from lpcfg_cli.wcfg.targets import random_pcfg
 
 METHODS = ("unsupervised spectral", "supervised spectral", "unsupervised EM", "supervised EM")

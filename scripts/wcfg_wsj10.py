@@ -34,9 +34,9 @@ from pathlib import Path
 from nltk.tag.mapping import map_tag
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.processes import process_map
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import standard_split
+from lpcfg_cli.parsing.workers import process_map
+from lpcfg_cli.treebank.ptb import standard_split
+from lpcfg_cli.treebank.tree import Tree
 from lpcfg_cli.wcfg.completion import (
     closed_sizes,
     learn_from_problem,

@@ -23,17 +23,17 @@ from typing import Any
 import numpy as np
 from click.testing import CliRunner
 
-from lpcfg_cli.cli import main
-from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.cli.group import main
+from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.em import EMLearner, EMOptions
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.training import TrainingData
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import format_tree, leaves
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.treebank.ptb import format_tree, leaves
+from lpcfg_cli.treebank.tree import Tree
 
 # --- the command line ---------------------------------------------------------------------
 

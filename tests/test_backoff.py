@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli import labels
-from lpcfg_cli.backoff import coarser_pcfg, expected_counts
-from lpcfg_cli.binarize import BinarizeOptions
+from lpcfg_cli.grammar.training_data import prepare
 from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.parser import Parser
-from lpcfg_cli.training import prepare
-from lpcfg_cli.trees import format_tree
+from lpcfg_cli.model.backoff import coarser_pcfg, expected_counts
+from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.treebank import labels
+from lpcfg_cli.treebank.binarize import BinarizeOptions
+from lpcfg_cli.treebank.ptb import format_tree
 
 # "the dog" is a subject NP, never an object: annotated with parents the grammar has no
 # NP^VP -> DT NN, the unannotated one has NP -> DT NN and VP -> VBZ NP.

@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import iter_nodes, normalize, parse_tree
+from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
+from lpcfg_cli.treebank.ptb import iter_nodes, normalize, parse_tree
+from lpcfg_cli.treebank.tree import Tree
 
 
 def in_normal_form(tree: Tree) -> bool:

@@ -90,8 +90,8 @@ def test_shipped_configs_name_only_real_options(name):
     import tomllib
     from pathlib import Path
 
-    from lpcfg_cli.cli import main
-    from lpcfg_cli.config import load_config
+    from lpcfg_cli.cli.configfile import load_config
+    from lpcfg_cli.cli.group import main
 
     path = Path(__file__).parent.parent / "configs" / f"{name}.toml"
     tables = tomllib.loads(path.read_text(encoding="utf-8"))

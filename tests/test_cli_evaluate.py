@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lpcfg_cli.cli import main
+from lpcfg_cli.cli.group import main
 
 VECTORS = Path(__file__).resolve().parent / "data" / "evalb"  # the original program's output
 FOLDERS = sorted(p.name for p in VECTORS.iterdir() if p.is_dir())

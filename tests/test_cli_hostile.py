@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpcfg_cli.model import LPCFG, without_timings
+from lpcfg_cli.model.lpcfg import LPCFG, without_timings
 from tests.support import TINY_TREES, invoke, lpcfg, one_error
 
 TREES = TINY_TREES
@@ -188,7 +188,7 @@ def test_one_word_sentences_train_pivot(tmp_path, method):
 
 def test_train_checks_everything_before_any_work(d, tmp_path, monkeypatch):
     """A typo in -o, --dev or --init is reported before the treebank is even read."""
-    import lpcfg_cli.commands.train as train
+    import lpcfg_cli.cli.train_command as train
 
     def no_work(*_args, **_kwargs):
         raise AssertionError("training started")
@@ -395,18 +395,18 @@ def test_the_help_lists_every_command_without_importing_one():
     """`lpcfg --help` lists each subcommand with its `SHORT_HELP` line, which is also the
     loaded command's own short help, and imports none of them (it took 0.8-1.0 s and
     140 MB when it imported all ten to read their docstrings; now 0.1 s)."""
-    from lpcfg_cli.cli import main
-    from lpcfg_cli.commands import SHORT_HELP, SUBCOMMANDS
+    from lpcfg_cli.cli.group import main
+    from lpcfg_cli.cli.names import SHORT_HELP, SUBCOMMANDS
 
     probe = (
         "import sys\n"
-        "from lpcfg_cli.cli import main\n"
-        "from lpcfg_cli.commands import SUBCOMMANDS\n"
+        "from lpcfg_cli.cli.group import main\n"
+        "from lpcfg_cli.cli.names import SUBCOMMANDS\n"
         "try:\n"
         "    main(['--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "subs = {f'lpcfg_cli.commands.{m}' for m in SUBCOMMANDS.values()}\n"
+        "subs = {f'lpcfg_cli.cli.names.{m}' for m in SUBCOMMANDS.values()}\n"
         "heavy = [m for m in sys.modules if m in ('numpy', 'scipy') or m in subs]\n"
         "print('imported:', sorted(heavy))\n"
     )
@@ -423,7 +423,7 @@ def test_the_help_lists_every_command_without_importing_one():
 
 def test_internal_errors_are_one_line(d, monkeypatch):
     """A bug still gives one line (exit 2), not a traceback; LPCFG_DEBUG=1 shows it."""
-    import lpcfg_cli.commands.parse as parse
+    import lpcfg_cli.cli.parse_command as parse
 
     def broken(*_args, **_kwargs):
         raise ValueError("something\nunexpected")

@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 import pytest
 
-from lpcfg_cli.cli import main
-from lpcfg_cli.model import LPCFG
+from lpcfg_cli.cli.group import main
+from lpcfg_cli.model.lpcfg import LPCFG
 from tests.support import invoke
 
 TREES = [
@@ -293,7 +293,7 @@ def test_quiet_on_every_subcommand(d, tmp_path):
 def test_progress_bars_only_on_a_terminal(d, monkeypatch):
     """Without a terminal on stderr the summary lines come alone; --progress forces the
     bar, --no-progress and --quiet remove it."""
-    import lpcfg_cli.commands.options as options
+    import lpcfg_cli.cli.options as options
 
     args = ["parse", d / "pcfg.npz", d / "x.txt"]
     plain = invoke(*args)

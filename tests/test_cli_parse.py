@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.trees import format_tree, leaves, parse_tree
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.treebank.ptb import format_tree, leaves, parse_tree
 from tests.support import invoke, run, synthetic_treebank
 
 
@@ -182,7 +182,7 @@ def test_train_em_with_dev_selection_then_parse(synthetic, tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert "iteration   4, train loglik" in res.stderr and "dev F1" in res.stderr
-    from lpcfg_cli.model import LPCFG
+    from lpcfg_cli.model.lpcfg import LPCFG
 
     meta = LPCFG.load(model).meta
     assert meta["method"] == "em" and [h["iteration"] for h in meta["history"]] == [1, 2, 3, 4]
@@ -218,7 +218,7 @@ def test_train_spectral_grid_with_dev_then_parse(synthetic, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "states 1:" in res.stderr and "states 2:" in res.stderr
     assert "dev F1" in res.stderr and "selected states" in res.stderr
-    from lpcfg_cli.model import LPCFG
+    from lpcfg_cli.model.lpcfg import LPCFG
 
     loaded = LPCFG.load(model)
     meta = loaded.meta
@@ -244,7 +244,7 @@ def test_train_spectral_grid_with_dev_then_parse(synthetic, tmp_path):
 
 
 def test_train_pivot_and_pivot_em_then_parse(synthetic, tmp_path):
-    from lpcfg_cli.model import LPCFG
+    from lpcfg_cli.model.lpcfg import LPCFG
 
     dev = tmp_path / "dev.mrg"
     dev.write_text("".join((synthetic / "train.mrg").read_text().splitlines(True)[:40]))

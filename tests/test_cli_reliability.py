@@ -158,7 +158,8 @@ def test_parse_with_an_unwritable_install_and_cache(d, tmp_path):
 
 
 def test_jobs_forks_no_more_workers_than_blocks_or_processors(d, monkeypatch):
-    from lpcfg_cli import parallel, processes
+    from lpcfg_cli.parsing import streaming as parallel
+    from lpcfg_cli.parsing import workers as processes
 
     forked = []
     fork = parallel.Workers._fork
@@ -351,7 +352,7 @@ def test_train_killed_by_a_signal_leaves_the_old_model_only(d, tmp_path, signum)
 
 
 def test_states_beyond_the_range_or_the_memory_are_refused(d, tmp_path, monkeypatch):
-    from lpcfg_cli import model
+    from lpcfg_cli.model import lpcfg as model
 
     for method in ("em", "spectral", "pivot"):
         res = invoke("train", "--method", method, "--states", "1000000", d / "t.mrg", "-o", "m")

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpcfg_cli.commands import score
-from lpcfg_cli.engine.strings import StringScorer
-from lpcfg_cli.grammar import single_symbol_grammar
-from lpcfg_cli.model import LPCFG, PCFGParams
+from lpcfg_cli.cli import score_command as score
+from lpcfg_cli.engine.string_charts import StringScorer
+from lpcfg_cli.grammar.indexed import single_symbol_grammar
+from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from tests.support import invoke
 
 TREES = [

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpcfg_cli.model import LPCFG
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.wcfg.algebraic import from_model
+from lpcfg_cli.wcfg.bracketed_samples import sample_bracketed
 from lpcfg_cli.wcfg.completion import learn_unsupervised
-from lpcfg_cli.wcfg.grammar import from_model
+from lpcfg_cli.wcfg.factorisation import learn_supervised
 from lpcfg_cli.wcfg.hankel import bracketed
-from lpcfg_cli.wcfg.sampling import sample_bracketed
-from lpcfg_cli.wcfg.spectral import learn_supervised
 from lpcfg_cli.wcfg.targets import dyck_pcfg
 from tests.support import invoke
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lpcfg_cli.engine.chart_grammars import CoarseGrammar
 from lpcfg_cli.engine.coarse import chart_size, coarse_posteriors, sentence_posteriors
-from lpcfg_cli.engine.grammars import CoarseGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 
 N_SYM = 7

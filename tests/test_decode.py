@@ -7,14 +7,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lpcfg_cli.binarize import debinarize
-from lpcfg_cli.decode import Brackets, best_labels, bracket_labels, goodman_trees
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.parser import Parser, ParserOptions, decoder
-from lpcfg_cli.sampling import random_lpcfg
-from lpcfg_cli.selection import DevSet
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import leaves
+from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.model.sampling import random_lpcfg
+from lpcfg_cli.parsing.decoders import Brackets, best_labels, bracket_labels, goodman_trees
+from lpcfg_cli.parsing.parser import Parser, ParserOptions, decoder
+from lpcfg_cli.treebank.binarize import debinarize
+from lpcfg_cli.treebank.ptb import leaves
+from lpcfg_cli.treebank.tree import Tree
 from tests.support import binary_trees, run_latent, short_sentences
 
 
@@ -177,7 +177,7 @@ def test_dev_f1_decodes_as_the_learner_fitting_the_model_will(monkeypatch):
         seen.append(options.decode)
         return [], None
 
-    monkeypatch.setattr("lpcfg_cli.selection.parse_sentences", parse)
+    monkeypatch.setattr("lpcfg_cli.learners.selection.parse_sentences", parse)
     dev = DevSet(paths=(), gold=[], sentences=[], trees=[])
     model = random_lpcfg(n_inter=2, n_pre=2, n_words=4, states=2, seed=1)
     model = replace(model, meta={})  # a model in the making

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.em import EMLearner, EMOptions, Params, Trees, e_step
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.split import split_model
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.training import TrainingData
-from lpcfg_cli.trees import iter_nodes
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.treebank.ptb import iter_nodes
 from tests.support import fit_em, latent_tree_prob, rule_tree
 
 
@@ -38,7 +38,7 @@ def treebank(truth):
 
 def reindex(truth, grammar):
     """The true model's parameters on a grammar indexed from its sampled trees."""
-    from lpcfg_cli.model import LPCFG
+    from lpcfg_cli.model.lpcfg import LPCFG
 
     tg = truth.grammar
     model = LPCFG.zeros(grammar, np.full(grammar.n_symbols, 2), truth.coarse)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.engine import kernels, strings
+from lpcfg_cli.engine import kernels
+from lpcfg_cli.engine import string_charts as strings
 from lpcfg_cli.engine.latent import PlanBudget
-from lpcfg_cli.engine.strings import StringCharts
-from lpcfg_cli.engine.trees import ExpectedCounts, expected_counts, log_probabilities
+from lpcfg_cli.engine.string_charts import StringCharts
+from lpcfg_cli.engine.tree_charts import ExpectedCounts, expected_counts, log_probabilities
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import Grammar, build_grammar
+from lpcfg_cli.grammar.indexed import Grammar, build_grammar
+from lpcfg_cli.grammar.training_data import bracketed_data, text_data
 from lpcfg_cli.learners.em import (
     EMLearner,
     EMOptions,
@@ -32,8 +34,7 @@ from lpcfg_cli.learners.em import (
 from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
 from lpcfg_cli.learners.registry import learner
 from lpcfg_cli.learners.split import random_model, split_model
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.training import bracketed_data, text_data
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from tests.support import binary_trees
 
 RTOL = 1e-14

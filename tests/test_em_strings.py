@@ -16,24 +16,24 @@ import math
 import numpy as np
 import pytest
 
-from lpcfg_cli.engine.grammars import LatentGrammar
-from lpcfg_cli.engine.strings import (
+from lpcfg_cli.engine.chart_grammars import LatentGrammar
+from lpcfg_cli.engine.string_charts import (
     StringCharts,
     StringScorer,
     expected_counts,
     log_probabilities,
 )
-from lpcfg_cli.engine.trees import tree_scores
+from lpcfg_cli.engine.tree_charts import tree_scores
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import single_symbol_grammar
+from lpcfg_cli.grammar.indexed import single_symbol_grammar
+from lpcfg_cli.grammar.training_data import bracketed_data, text_data
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.learners.pcfg import string_pcfg
 from lpcfg_cli.learners.split import random_model
-from lpcfg_cli.model import LPCFG, PCFGParams
-from lpcfg_cli.parser import Parser, ParserOptions
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.training import bracketed_data, text_data
-from lpcfg_cli.trees import iter_nodes, leaves
+from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.parsing.parser import Parser, ParserOptions
+from lpcfg_cli.treebank.ptb import iter_nodes, leaves
 from tests.support import binary_trees, brute_force, short_sentences
 
 WORDS = ["a", "b"]

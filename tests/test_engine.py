@@ -7,11 +7,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
-from lpcfg_cli.engine.grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.trees import leaves, parse_tree
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.treebank.ptb import leaves, parse_tree
 from tests.support import brute_force, latent_tree_prob, rule_tree, run_latent, short_sentences
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parser import Parser, ParserOptions, combine
-from lpcfg_cli.trees import format_tree, leaves
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine
+from lpcfg_cli.treebank.ptb import format_tree, leaves
 from tests.support import fit_em, invoke, latent_trees
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lpcfg_cli.cli import main
+from lpcfg_cli.cli.group import main
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.evalb.compare import compare, compare_counts, fmeasures
 

@@ -17,7 +17,7 @@ import threading
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import atomic_output
+from lpcfg_cli.files.streams import atomic_output
 from tests.support import lpcfg, run
 
 TREE = "( (S (NP (DT The) (NN cat)) (VP (VBD sat))) )\n"
@@ -142,7 +142,7 @@ def test_read_only_file_refused_exactly_when_the_shell_refuses(tmp_path, trees):
 
 def test_unwritable_file_and_folder_refused_through_the_cli(tmp_path, trees, monkeypatch, capsys):
     """What a non-root user meets (root bypasses permission bits, so os.access is faked)."""
-    from lpcfg_cli.cli import main
+    from lpcfg_cli.cli.group import main
 
     locked = tmp_path / "locked"
     locked.mkdir()

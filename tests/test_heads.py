@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lpcfg_cli.heads import constituent_heads, head_child
-from lpcfg_cli.trees import parse_tree
+from lpcfg_cli.treebank.heads import constituent_heads, head_child
+from lpcfg_cli.treebank.ptb import parse_tree
 
 
 @pytest.mark.parametrize(

@@ -21,17 +21,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lpcfg_cli import labels
-from lpcfg_cli.backoff import coarser_pcfg
-from lpcfg_cli.binarize import BinarizeOptions, binarize
-from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.lexicon import Lexicon
+from lpcfg_cli.grammar.training_data import bracketed_data, prepare, text_data
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.registry import METHODS
-from lpcfg_cli.lexicon import Lexicon
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.training import bracketed_data, prepare, text_data
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import format_tree, leaves, normalize, parse_tree, words
+from lpcfg_cli.model.backoff import coarser_pcfg
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.treebank import labels
+from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
+from lpcfg_cli.treebank.ptb import format_tree, leaves, normalize, parse_tree, words
+from lpcfg_cli.treebank.tree import Tree
 from tests.support import invoke
 
 TWO_TREES = "(S ({ {) (N n))\n(S (X {) (N n))\n"

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lpcfg_cli import labels
-from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.tree import Tree, is_preterminal
-from lpcfg_cli.trees import format_tree, iter_nodes, leaves, normalize, parse_tree
+from lpcfg_cli.treebank import labels
+from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
+from lpcfg_cli.treebank.ptb import format_tree, iter_nodes, leaves, normalize, parse_tree
+from lpcfg_cli.treebank.tree import Tree, is_preterminal
 from tests.support import invoke
 
 OPTIONS = [

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lpcfg_cli.lexicon import Lexicon, Signatures, is_signature
+from lpcfg_cli.grammar.lexicon import Lexicon, Signatures, is_signature
 
 PLAIN = Signatures()
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 from scipy.optimize import linear_sum_assignment
 
-from lpcfg_cli.cli import main
+from lpcfg_cli.cli.group import main
 from lpcfg_cli.lm.aggregate import (
     OPTIONS,
     AggregateLM,
@@ -22,8 +22,8 @@ from lpcfg_cli.lm.aggregate import (
     random_start,
 )
 from lpcfg_cli.lm.corpus import SPECIALS, Events, Vocabulary
-from lpcfg_cli.lm.evaluate import perplexity
-from lpcfg_cli.lm.modelfile import load_model
+from lpcfg_cli.lm.lm_file import load_model
+from lpcfg_cli.lm.perplexity import perplexity
 
 N_WORDS, M = 30, 3
 FIRST = len(SPECIALS)  # ids below are <s>, </s>, <unk>

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lpcfg_cli.cli import main
+from lpcfg_cli.cli.group import main
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.files.archive import write_npz
 from lpcfg_cli.lm.corpus import Vocabulary
-from lpcfg_cli.lm.evaluate import perplexity
 from lpcfg_cli.lm.kneserney import KNOptions, fit
+from lpcfg_cli.lm.lm_file import MODEL_CLASSES, load_lm, load_model, save_lm, save_model
 from lpcfg_cli.lm.methods import METHODS
-from lpcfg_cli.lm.modelfile import MODEL_CLASSES, load_lm, load_model, save_lm, save_model
-from lpcfg_cli.npzfile import write_npz
+from lpcfg_cli.lm.perplexity import perplexity
 from tests.support import one_error
 
 TRAIN = "the cat sat\nthe dog sat down\na cat ran\n\nthe cat ran down\na dog\n"
@@ -294,7 +294,7 @@ def test_score_gives_each_line_its_log_probability(d, aggregate):
 def test_score_streams_in_blocks_and_keeps_the_conventions(d, aggregate, monkeypatch):
     """Blocks of any size give the same lines; stdin, -o (atomic, never an input), a zero
     probability as -inf (null in JSON), and both arguments '-' refused."""
-    import lpcfg_cli.commands.lm as lm_command
+    import lpcfg_cli.cli.lm_command as lm_command
 
     text = SCORED * 3
     whole = invoke("score", aggregate, "-", stdin=text)
@@ -319,7 +319,7 @@ def test_score_streams_in_blocks_and_keeps_the_conventions(d, aggregate, monkeyp
 def test_config_groups_name_every_lm_subcommand():
     """`--config` tables of the lm group ([lm.train], ...) are listed by hand in `config`:
     they must be exactly the group's subcommands."""
-    import lpcfg_cli.commands.lm as lm_command
-    from lpcfg_cli.config import GROUPS
+    import lpcfg_cli.cli.lm_command as lm_command
+    from lpcfg_cli.cli.configfile import GROUPS
 
     assert set(GROUPS["lm"]) == set(lm_command.command.commands)

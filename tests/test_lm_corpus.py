@@ -17,7 +17,7 @@ from lpcfg_cli.lm.corpus import (
     split_by_tokens,
     write_sentences,
 )
-from lpcfg_cli.lm.evaluate import halves, perplexity, token_log_probs
+from lpcfg_cli.lm.perplexity import halves, perplexity, token_log_probs
 
 TRAIN = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"], ["the", "cat"]]
 

@@ -12,8 +12,8 @@ import pytest
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.lm.corpus import Vocabulary
-from lpcfg_cli.lm.evaluate import perplexity
 from lpcfg_cli.lm.kneserney import KneserNey, KNOptions, estimate_discounts, fit
+from lpcfg_cli.lm.perplexity import perplexity
 
 TINY = [
     ["the", "cat", "sat"],

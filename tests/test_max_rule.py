@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from lpcfg_cli.decode import max_rule_trees
-from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.parser import Parser, ParserOptions, combine_rules
-from lpcfg_cli.sampling import random_lpcfg
+from lpcfg_cli.model.sampling import random_lpcfg
+from lpcfg_cli.parsing.decoders import max_rule_trees
+from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine_rules
 from tests.support import labelled_trees, latent_tree_prob, lexical_triples, short_sentences
 
 

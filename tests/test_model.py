@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.sampling import random_lpcfg
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.sampling import random_lpcfg
 
 
 @pytest.fixture

@@ -6,23 +6,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.engine.trees import tree_scores
-from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.learners.anchors import (
-    anchor_posteriors,
-    cca_vectors,
-    fast_anchor_words,
-    simplex_weights,
-)
+from lpcfg_cli.engine.tree_charts import tree_scores
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.learners.consistency import PURE_PIVOT, held_out_error, parameter_error, pivot_lpcfg
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.pivot import (
     PivotEstimator,
     PivotOptions,
     align,
 )
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.sampling import sample_trees
-from lpcfg_cli.testing import PURE_PIVOT, held_out_error, parameter_error, pivot_lpcfg
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.sampling import sample_trees
+from lpcfg_cli.numerics.anchors import (
+    anchor_posteriors,
+    cca_vectors,
+    fast_anchor_words,
+    simplex_weights,
+)
 
 # ------------------------------------------------------------------ components
 

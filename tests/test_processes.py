@@ -6,7 +6,7 @@ import os
 
 from threadpoolctl import threadpool_info
 
-from lpcfg_cli.processes import process_map
+from lpcfg_cli.parsing.workers import process_map
 
 
 def _work(x: int) -> tuple[int, int, list[int]]:

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.lexicon import is_signature
 from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.lexicon import is_signature
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parser import Parser
-from lpcfg_cli.rarewords import restore
-from lpcfg_cli.tree import is_preterminal
-from lpcfg_cli.trees import iter_nodes, leaves
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.rarewords import restore
+from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.treebank.ptb import iter_nodes, leaves
+from lpcfg_cli.treebank.tree import is_preterminal
 from tests.support import fit_em, latent_trees
 
 ENDINGS = ("ing", "ed", "ness", "s")

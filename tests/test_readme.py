@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.trees import format_tree
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.treebank.ptb import format_tree
 from tests.support import synthetic_treebank
 
 README = Path(__file__).parent.parent / "README.md"

@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lpcfg_cli.engine.trees import tree_scores
-from lpcfg_cli.grammar import build_grammar, compile_trees
-from lpcfg_cli.learners import linalg
+from lpcfg_cli.engine.tree_charts import tree_scores
+from lpcfg_cli.grammar.indexed import build_grammar, compile_trees
+from lpcfg_cli.learners.consistency import ENGINEERED_SPECTRAL, PAPER_SPECTRAL, pivot_lpcfg
 from lpcfg_cli.learners.features import FeatureOptions, node_features
-from lpcfg_cli.learners.linalg import truncated_svd
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
-from lpcfg_cli.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.testing import ENGINEERED_SPECTRAL, PAPER_SPECTRAL, pivot_lpcfg
-from lpcfg_cli.trees import format_tree, leaves, parse_tree
+from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.numerics import svd as linalg
+from lpcfg_cli.numerics.svd import truncated_svd
+from lpcfg_cli.treebank.ptb import format_tree, leaves, parse_tree
 
 # ------------------------------------------------------------------ guarded SVD
 
@@ -188,7 +188,7 @@ def test_parser_survives_parameters_beyond_float32(truth):
     """Scaling every binary tensor by c scales every tree of an n-word sentence by c^(n-1):
     the marginals and parses do not change. At c = 1e25 float32 would overflow; the parser
     must notice and give the same trees, with no fallback."""
-    from lpcfg_cli.parser import Parser
+    from lpcfg_cli.parsing.parser import Parser
 
     trees = sample_trees(truth, 800, seed=12)
     grammar, bank = build_grammar(trees[:700], rare=0)

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.training_data import TrainingData
+from lpcfg_cli.learners.consistency import pivot_lpcfg
 from lpcfg_cli.learners.pivot import PivotEstimator, PivotLearner, PivotOptions
+from lpcfg_cli.learners.selection import DevSet, search_states
 from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralLearner, SpectralOptions
-from lpcfg_cli.sampling import sample_trees
-from lpcfg_cli.selection import DevSet, search_states
-from lpcfg_cli.testing import pivot_lpcfg
-from lpcfg_cli.training import TrainingData
-from lpcfg_cli.trees import format_tree
+from lpcfg_cli.model.sampling import sample_trees
+from lpcfg_cli.treebank.ptb import format_tree
 from tests.support import invoke
 
 

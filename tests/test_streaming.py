@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parallel import BLOCK, StreamParser
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.streaming import BLOCK, StreamParser
 from tests.support import fit_em, lpcfg, synthetic_treebank
 
 
@@ -116,8 +116,8 @@ def test_the_stream_reads_a_bounded_distance_ahead(latent, jobs):
 BLAS_CHECK = """
 import sys
 from threadpoolctl import threadpool_info, threadpool_limits
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.parser import Parser
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.parser import Parser
 parser = Parser(LPCFG.load(sys.argv[1]))
 sentences = [line.split() for line in open(sys.argv[2])][:20]
 with threadpool_limits(1):

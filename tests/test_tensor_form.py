@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.sampling import random_lpcfg
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.sampling import random_lpcfg
 from tests.support import run_latent, short_sentences
 
 

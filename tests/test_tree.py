@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import format_tree, parse_tree
+from lpcfg_cli.treebank.ptb import format_tree, parse_tree
+from lpcfg_cli.treebank.tree import Tree
 
 
 def deep(depth: int) -> Tree:
@@ -79,6 +79,6 @@ def test_reader_errors(text: str, message: str) -> None:
 
 def test_the_command_line_does_not_import_nltk() -> None:
     """nltk's import took 1.1 s of every command's start-up; only `make data` needs it."""
-    code = "import sys, lpcfg_cli.cli; print('nltk' in sys.modules)"
+    code = "import sys, lpcfg_cli.cli.group; print('nltk' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -10,15 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.decode import _build
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.evalb import evaluate_lines
-from lpcfg_cli.grammar import build_grammar
-from lpcfg_cli.heads import constituent_heads
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import (
+from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.parsing.decoders import _build
+from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
+from lpcfg_cli.treebank.heads import constituent_heads
+from lpcfg_cli.treebank.ptb import (
     escape_token,
     format_tree,
     iter_nodes,
@@ -29,6 +28,7 @@ from lpcfg_cli.trees import (
     tagged_words,
     words,
 )
+from lpcfg_cli.treebank.tree import Tree
 from tests.support import run
 
 DEPTH = 5_000

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.tree import Tree
-from lpcfg_cli.trees import format_tree, leaves, normalize, parse_tree, read_treebank, words
+from lpcfg_cli.treebank.ptb import format_tree, leaves, normalize, parse_tree, read_treebank, words
+from lpcfg_cli.treebank.tree import Tree
 
 PRETTY = """( (S
     (NP-SBJ (DT The) (NN cat) )

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.sampling import random_lpcfg
+from lpcfg_cli.model.sampling import random_lpcfg
 from lpcfg_cli.topology_models import families as fam
 from lpcfg_cli.topology_models import mixing as mx
-from lpcfg_cli.topology_models import modelfile
-from lpcfg_cli.topology_models import sentences as se
+from lpcfg_cli.topology_models import samples as se
+from lpcfg_cli.topology_models import topology_file as modelfile
 from lpcfg_cli.topology_models import unmix as um
 from lpcfg_cli.topology_models.moments import catalan, moment, tables
 
@@ -259,7 +259,7 @@ def test_model_file_round_trip(family, tmp_path):
 def test_malformed_model_files_are_one_error(tmp_path):
     import json
 
-    from lpcfg_cli.npzfile import write_npz
+    from lpcfg_cli.files.archive import write_npz
 
     good = tmp_path / "good.npz"
     modelfile.save(good, _model("pcfg-ie"))

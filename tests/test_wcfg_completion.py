@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.wcfg import completion as C
+from lpcfg_cli.wcfg.algebraic import WCFG, all_strings
 from lpcfg_cli.wcfg.distances import l1_distance
-from lpcfg_cli.wcfg.grammar import WCFG, all_strings
-from lpcfg_cli.wcfg.spectral import from_hankel
+from lpcfg_cli.wcfg.factorisation import from_hankel
 from lpcfg_cli.wcfg.targets import dyck_pcfg, random_pcfg
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lpcfg_cli.wcfg.algebraic import WCFG, all_strings, string_code
 from lpcfg_cli.wcfg.automaton import WFA, learn_wfa, select_basis
 from lpcfg_cli.wcfg.distances import expected_l1, kl_divergence, l1_distance
-from lpcfg_cli.wcfg.grammar import WCFG, all_strings, string_code
 from lpcfg_cli.wcfg.targets import (
     conditioned_on_finite,
     dyck_pcfg,

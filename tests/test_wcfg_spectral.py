@@ -7,11 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.binarize import binarize
-from lpcfg_cli.grammar import build_grammar
+from lpcfg_cli.grammar.indexed import build_grammar
 from lpcfg_cli.learners.wcfg import tree_samples
-from lpcfg_cli.trees import normalize, parse_tree
-from lpcfg_cli.wcfg.grammar import WCFG
+from lpcfg_cli.treebank.binarize import binarize
+from lpcfg_cli.treebank.ptb import normalize, parse_tree
+from lpcfg_cli.wcfg.algebraic import WCFG
+from lpcfg_cli.wcfg.bracketed_samples import check_probabilistic, sample_bracketed
+from lpcfg_cli.wcfg.factorisation import from_hankel, learn_supervised, numerical_rank
 from lpcfg_cli.wcfg.hankel import (
     Basis,
     Bracketed,
@@ -24,8 +26,6 @@ from lpcfg_cli.wcfg.hankel import (
     select_basis,
     top_basis,
 )
-from lpcfg_cli.wcfg.sampling import check_probabilistic, sample_bracketed
-from lpcfg_cli.wcfg.spectral import from_hankel, learn_supervised, numerical_rank
 from lpcfg_cli.wcfg.targets import dyck_pcfg, random_pcfg
 
 

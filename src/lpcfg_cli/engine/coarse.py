@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpcfg_cli.engine.grammars import CoarseGrammar
+from lpcfg_cli.engine.chart_grammars import CoarseGrammar
 from lpcfg_cli.engine.jit import njit
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.scaling import normalise_span, split_weight

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from lpcfg_cli.engine import kernels as k
-from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.result import Chart
 from lpcfg_cli.engine.scaling import flush_rows, log_value
-from lpcfg_cli.model import ragged_ranges
+from lpcfg_cli.model.lpcfg import ragged_ranges
 
 # Parent spans per kernel call: bounds the split-sum buffer (rows x M * M floats).
 CHUNK_SPANS = 2048

@@ -43,21 +43,26 @@ from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.engine import strings
-from lpcfg_cli.engine.grammars import LatentGrammar
+from lpcfg_cli.engine import string_charts as strings
+from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.latent import PlanCache
-from lpcfg_cli.engine.strings import StringCharts
-from lpcfg_cli.engine.trees import ExpectedCounts, TreeCharts, expected_counts, log_probabilities
+from lpcfg_cli.engine.string_charts import StringCharts
+from lpcfg_cli.engine.tree_charts import (
+    ExpectedCounts,
+    TreeCharts,
+    expected_counts,
+    log_probabilities,
+)
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
 from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
+from lpcfg_cli.learners.protocol import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
+from lpcfg_cli.learners.selection import DevSet, DevText
 from lpcfg_cli.learners.split import random_model, split_model
-from lpcfg_cli.model import LPCFG, PCFGParams
-from lpcfg_cli.patience import Patience
-from lpcfg_cli.selection import DevSet, DevText
-from lpcfg_cli.training import TrainingData
+from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.numerics.patience import Patience
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.learners.base import Learner, Progress
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import TrainingData
+from lpcfg_cli.learners.protocol import Learner, Progress
+from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.model.lpcfg import LPCFG
 
 
 @dataclass(frozen=True)

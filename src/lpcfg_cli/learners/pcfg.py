@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.grammar import CompiledTreebank, Grammar
-from lpcfg_cli.learners.base import Learner, Progress
-from lpcfg_cli.model import LPCFG, PCFGParams
-from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import Sentences, TrainingData
+from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.training_data import Sentences, TrainingData
+from lpcfg_cli.learners.protocol import Learner, Progress
+from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 
 
 def rule_counts(

@@ -49,24 +49,24 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners import statesearch
-from lpcfg_cli.learners.anchors import anchor_posteriors, cca_vectors
-from lpcfg_cli.learners.base import (
+from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
+from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.learners.products import accumulate_outer, apply_rules
+from lpcfg_cli.learners.protocol import (
     MAX_STATES,
     SEED_HELP,
     STATES_HELP,
     Learner,
     Progress,
 )
-from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.products import accumulate_outer, apply_rules
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import TrainingData
-from lpcfg_cli.tree import Tree
+from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.numerics.anchors import anchor_posteriors, cca_vectors
+from lpcfg_cli.treebank.tree import Tree
 
 PIVOT_INSIDE = (
     "node_rule",

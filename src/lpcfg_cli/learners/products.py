@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from lpcfg_cli.model import ragged_ranges
+from lpcfg_cli.model.lpcfg import ragged_ranges
 
 # Rules with more nodes than this get a matrix product of their own; the others are batched
 # in buckets of similar size (one batched product per bucket).

@@ -17,16 +17,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from lpcfg_cli.binarize import BinarizeOptions
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.learners.base import Chain, Learner
 from lpcfg_cli.learners.em import EMLearner
 from lpcfg_cli.learners.ensemble import Ensemble
 from lpcfg_cli.learners.pcfg import PCFGLearner
 from lpcfg_cli.learners.pivot import PivotLearner
+from lpcfg_cli.learners.protocol import Chain, Learner
 from lpcfg_cli.learners.spectral import SpectralLearner
 from lpcfg_cli.learners.splitmerge import SplitMergeLearner
 from lpcfg_cli.learners.wcfg import WCFGLearner, WCFGUnsupervisedLearner
+from lpcfg_cli.treebank.binarize import BinarizeOptions
 
 
 @dataclass(frozen=True)

@@ -44,16 +44,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners import statesearch
-from lpcfg_cli.learners.base import (
-    MAX_STATES,
-    SEED_HELP,
-    STATES_HELP,
-    Learner,
-    Progress,
-)
 from lpcfg_cli.learners.features import (
     INSIDE,
     OUTSIDE,
@@ -62,12 +56,18 @@ from lpcfg_cli.learners.features import (
     check_templates,
     node_features,
 )
-from lpcfg_cli.learners.linalg import SVD, truncated_svd
 from lpcfg_cli.learners.pcfg import estimate_pcfg
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet, best_of
-from lpcfg_cli.training import TrainingData
-from lpcfg_cli.tree import Tree
+from lpcfg_cli.learners.protocol import (
+    MAX_STATES,
+    SEED_HELP,
+    STATES_HELP,
+    Learner,
+    Progress,
+)
+from lpcfg_cli.learners.selection import DevSet, best_of
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.numerics.svd import SVD, truncated_svd
+from lpcfg_cli.treebank.tree import Tree
 
 
 @dataclass(frozen=True)

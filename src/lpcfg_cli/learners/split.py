@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.model import LPCFG
+from lpcfg_cli.model.lpcfg import LPCFG
 
 
 def split_model(pcfg: LPCFG, states: int | np.ndarray, noise: float = 0.01, seed: int = 0) -> LPCFG:

@@ -32,17 +32,17 @@ from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.engine.grammars import LatentGrammar
-from lpcfg_cli.engine.trees import TreeCharts
-from lpcfg_cli.grammar import Grammar
+from lpcfg_cli.engine.chart_grammars import LatentGrammar
+from lpcfg_cli.engine.tree_charts import TreeCharts
+from lpcfg_cli.grammar.indexed import Grammar
+from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import MAX_STATES, SEED_HELP, Learner, Progress
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.patience import Patience
-from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import TrainingData
+from lpcfg_cli.learners.protocol import MAX_STATES, SEED_HELP, Learner, Progress
+from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.numerics.patience import Patience
 
 
 @dataclass(frozen=True)

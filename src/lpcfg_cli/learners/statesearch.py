@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import Grammar
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.hyperparams import hyper
-from lpcfg_cli.learners.base import Progress
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet, search_states
+from lpcfg_cli.learners.protocol import Progress
+from lpcfg_cli.learners.selection import DevSet, search_states
+from lpcfg_cli.model.lpcfg import LPCFG
 
 
 def state_search_field() -> Any:

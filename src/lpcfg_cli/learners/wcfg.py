@@ -23,19 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from lpcfg_cli import labels
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar import CompiledTreebank, Grammar, single_symbol_grammar
+from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar, single_symbol_grammar
+from lpcfg_cli.grammar.training_data import Sentences, TrainingData
 from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners.base import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
 from lpcfg_cli.learners.pcfg import string_pcfg
-from lpcfg_cli.model import LPCFG
-from lpcfg_cli.selection import DevSet
-from lpcfg_cli.training import Sentences, TrainingData
+from lpcfg_cli.learners.protocol import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
+from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.treebank import labels
+from lpcfg_cli.wcfg.algebraic import WCFG, to_model
 from lpcfg_cli.wcfg.completion import learn_unsupervised
-from lpcfg_cli.wcfg.grammar import WCFG, to_model
+from lpcfg_cli.wcfg.factorisation import learn_supervised
 from lpcfg_cli.wcfg.hankel import Bracketed, bracketed
-from lpcfg_cli.wcfg.spectral import learn_supervised
 
 INSIDES_HELP = (
     "WCFG basis: inside strings, most frequent first (wcfg adds every terminal not among "

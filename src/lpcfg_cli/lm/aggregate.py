@@ -51,11 +51,11 @@ import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.learners.anchors import anchor_posteriors, cca_vectors
-from lpcfg_cli.learners.base import SEED_HELP, SILENT, Progress
+from lpcfg_cli.learners.protocol import SEED_HELP, SILENT, Progress
 from lpcfg_cli.lm.corpus import Events, Sentence, Vocabulary
-from lpcfg_cli.lm.evaluate import halves, perplexity
-from lpcfg_cli.patience import Patience
+from lpcfg_cli.lm.perplexity import halves, perplexity
+from lpcfg_cli.numerics.anchors import anchor_posteriors, cca_vectors
+from lpcfg_cli.numerics.patience import Patience
 
 METHODS = ("em", "pivot", "pivot+em")
 BLOCK = 1 << 16  # bigrams per block of the P = (r s) products: bounds the working memory

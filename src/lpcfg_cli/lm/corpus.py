@@ -22,8 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.fileio import DEFAULT_ENCODING, atomic_output, display_name
-from lpcfg_cli.sentences import read_sentences
+from lpcfg_cli.files.streams import DEFAULT_ENCODING, atomic_output, display_name
+from lpcfg_cli.treebank.sentences import read_sentences
 
 BOS = "<s>"
 EOS = "</s>"

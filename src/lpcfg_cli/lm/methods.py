@@ -16,11 +16,11 @@ from functools import partial
 from typing import Any
 
 from lpcfg_cli.hyperparams import hyper_fields
-from lpcfg_cli.learners.base import Progress
+from lpcfg_cli.learners.protocol import Progress
 from lpcfg_cli.lm import aggregate, kneserney
 from lpcfg_cli.lm.corpus import Sentence
 from lpcfg_cli.lm.kneserney import KNOptions
-from lpcfg_cli.lm.modelfile import SavedModel
+from lpcfg_cli.lm.lm_file import SavedModel
 
 FitFunction = Callable[[Sequence[Sentence], Sequence[Sentence] | None, Any, Progress], SavedModel]
 

@@ -61,7 +61,7 @@ from lpcfg_cli.topology_models.families import (
     factor_product,
     stationary,
 )
-from lpcfg_cli.topology_models.sentences import (
+from lpcfg_cli.topology_models.samples import (
     ByLength,
     PairMoments,
     TripleMoments,

@@ -63,9 +63,9 @@ import scipy.optimize as opt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from lpcfg_cli.wcfg.grammar import WCFG
+from lpcfg_cli.wcfg.algebraic import WCFG
+from lpcfg_cli.wcfg.factorisation import from_hankel
 from lpcfg_cli.wcfg.hankel import HankelBlocks
-from lpcfg_cli.wcfg.spectral import from_hankel
 
 String = tuple[int, ...]
 Context = tuple[String, String]

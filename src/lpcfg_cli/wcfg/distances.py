@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpcfg_cli.wcfg.grammar import WCFG
+from lpcfg_cli.wcfg.algebraic import WCFG
 
 FLOOR = 1e-12
 

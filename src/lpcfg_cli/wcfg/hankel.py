@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lpcfg_cli.wcfg.grammar import WCFG, all_strings, string_code
+from lpcfg_cli.wcfg.algebraic import WCFG, all_strings, string_code
 
 String = tuple[int, ...]
 Context = tuple[String, String]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpcfg_cli.wcfg.grammar import WCFG
+from lpcfg_cli.wcfg.algebraic import WCFG
 
 
 def finite_probabilities(w: WCFG, tol: float = 1e-15, max_iter: int = 100_000) -> np.ndarray:

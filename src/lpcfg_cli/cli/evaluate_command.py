@@ -1,0 +1,205 @@
+"""`lpcfg evaluate`: EVALB (COLLINS.prm) figures, identical to the original, plus strict F1."""
+
+from __future__ import annotations
+
+from json import dumps
+
+import click
+
+from lpcfg_cli.cli.configfile import config_option
+from lpcfg_cli.cli.options import encoding_option, input_path, output_option
+from lpcfg_cli.errors import CheckFailed, LpcfgError
+from lpcfg_cli.evalb import (
+    PARAMS,
+    EvalbParams,
+    EvalResult,
+    convention_warning,
+    evaluate_lines,
+    format_report,
+)
+from lpcfg_cli.evalb.compare import compare, format_comparison
+from lpcfg_cli.files.streams import atomic_output, read_text
+
+
+def _lines(path: str, encoding: str) -> list[str]:
+    """The file's lines as EVALB's fgets sees them (a final newline ends the last line).
+
+    A byte-order mark at the start is the mark of the encoding, not text.
+    """
+    lines = read_text(path, encoding).split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _score(
+    gold_lines: list[str], lines: list[str], params: EvalbParams, cutoff: int, prefix: str = ""
+) -> EvalResult:
+    """``evaluate_lines`` with its messages and warnings on stderr, each after ``prefix``
+    ("FILE: " for the --against file)."""
+    warning = convention_warning(gold_lines, lines, params)
+    if warning:
+        click.echo(f"lpcfg: warning: {prefix}{warning}", err=True)
+    result = evaluate_lines(gold_lines, lines, params, cutoff)
+    for message in result.messages:
+        click.echo(prefix + message, err=True)
+    for message in result.warnings:
+        click.echo(f"lpcfg: warning: {prefix}{message}", err=True)
+    return result
+
+
+@click.command(name="evaluate")
+@config_option
+@click.argument("gold", type=input_path(allow_dash=True))
+@click.argument("test", type=input_path(allow_dash=True))
+@output_option("report")
+@click.option(
+    "--cutoff",
+    type=click.IntRange(min=0),
+    default=40,
+    show_default=True,
+    help="Length cut-off of the second summary block (gold words except -NONE-).",
+)
+@click.option(
+    "--per-sentence",
+    is_flag=True,
+    help="EVALB's per-sentence table (and its totals line) before the summary.",
+)
+@click.option(
+    "--labels", is_flag=True, help="Per-label recall/precision/F1 table after the summary."
+)
+@click.option(
+    "--json",
+    is_flag=True,
+    help="JSON on stdout instead of text: every figure of both blocks, strict "
+    "figures, counts, EVALB's messages (with --per-sentence/--labels: those "
+    "too).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit with status 1 after the report if any sentence was skipped or an "
+    "error, or the files' line counts differ.",
+)
+@click.option(
+    "--param",
+    type=click.Choice(sorted(PARAMS)),
+    default="collins",
+    show_default=True,
+    help="collins: COLLINS.prm. none: delete only TOP (-NONE- and punctuation words "
+    "then count, so gold traces make length mismatches), no ADVP=PRT, no error limit; "
+    "label cutting at '-'/'=' and the skip/error rules stay.",
+)
+@click.option(
+    "--against",
+    type=input_path(allow_dash=True),
+    default=None,
+    metavar="FILE",
+    help="Also score FILE (another parser's trees of the same sentences) and test the "
+    "difference of the strict F-measures: paired bootstrap interval and approximate "
+    "randomization p-value, printed after the report (JSON: 'comparison').",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --against: resamples of each test.  [default: 10000]",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="With --against: seed of the resampling.  [default: 0]",
+)
+@encoding_option
+def command(
+    gold: str,
+    test: str,
+    output: str,
+    cutoff: int,
+    per_sentence: bool,
+    labels: bool,
+    json: bool,
+    strict: bool,
+    param: str,
+    against: str | None,
+    samples: int | None,
+    seed: int | None,
+    encoding: str,
+) -> None:
+    """Score TEST trees against GOLD trees (one tree per line) exactly as EVALB does.
+
+    Prints EVALB's summary (all sentences, and length <= CUTOFF), identical to
+    `evalb -p COLLINS.prm GOLD TEST`; EVALB's messages (word or length mismatches,
+    unbalanced brackets, with the line number) go to stderr as it prints them.
+
+    Then two lines of strict figures. EVALB leaves skipped sentences (empty or failed
+    parses) and error sentences out of its totals, which flatters a parser that fails.
+    The strict F-measure counts each of them as all wrong: its gold brackets join the
+    recall denominator and its test brackets the precision denominator, with nothing
+    matched (a gold line with no test line counts as skipped).
+
+    Like EVALB, stops without a summary after more than 10 errors (exit status 2).
+    A warning is given when GOLD and TEST wrap their roots differently, e.g.
+    '( (S ..) )' vs '(TOP (S ..))': EVALB deletes only TOP, so that costs every sentence.
+
+    \b
+    Examples:
+      lpcfg evaluate data/test.mrg test.parsed
+      lpcfg evaluate --per-sentence --labels gold.mrg test.mrg -o report.txt
+      lpcfg parse m.model test.txt | lpcfg evaluate --json data/test.mrg -
+      lpcfg evaluate data/dev.mrg new.parsed --against old.parsed
+
+    With --against, is TEST's strict F-measure really different from FILE's? Both
+    are scored, then each sentence's two parses are kept together: a paired bootstrap
+    over sentences gives the spread of the difference and its 95% interval, and
+    approximate randomization (swapping each sentence's pair at random, as Bikel's
+    comparator does) its two-sided p-value. The report above the comparison is TEST's;
+    EVALB's messages about FILE go to stderr prefixed 'FILE: '.
+    """
+    if gold == "-" and test == "-":
+        raise click.UsageError("GOLD and TEST cannot both be '-' (stdin)")
+    if against == "-" and "-" in (gold, test):
+        raise click.UsageError("--against cannot be '-' (stdin) when GOLD or TEST is")
+    if against is None and (samples is not None or seed is not None):
+        raise click.UsageError("--samples and --seed need --against")
+    params = PARAMS[param]
+    gold_lines, test_lines = _lines(gold, encoding), _lines(test, encoding)
+    result = _score(gold_lines, test_lines, params, cutoff)
+    other = (
+        _score(gold_lines, _lines(against, encoding), params, cutoff, "FILE: ") if against else None
+    )
+    comparison = None
+    if other is not None and not (result.aborted or other.aborted):
+        comparison = compare(result, other, 10_000 if samples is None else samples, seed or 0)
+    with atomic_output(output, encoding=encoding) as fh:
+        if json and not result.aborted:
+            out = result.to_dict(per_sentence=per_sentence, labels=labels)
+            if comparison is not None:
+                out["comparison"] = {"test": test, "against": against, **comparison.to_dict()}
+            fh.write(dumps(out, indent=2) + "\n")
+        elif not json:
+            fh.write(format_report(result, per_sentence=per_sentence, labels=labels))
+            if comparison is not None:
+                assert against is not None
+                fh.write(format_comparison(comparison, test, against))
+    for res, what, name in (
+        (result, "evaluation", "TEST"),
+        (other, "evaluation of --against FILE", "FILE"),
+    ):
+        if res is not None and res.aborted:
+            raise LpcfgError(
+                f"{what} stopped after more than {params.max_error} errors, as EVALB does "
+                f"(no summary); check that GOLD and {name} hold the same sentences and tokens"
+            )
+    if strict:
+        problems = []
+        if result.not_scored:
+            problems.append(
+                f"{result.not_scored} of {result.all.sentences + result.all.missing} "
+                "sentences skipped or in error"
+            )
+        if result.gold_lines != result.test_lines:
+            problems.append(f"{result.gold_lines} gold lines but {result.test_lines} test lines")
+        if problems:
+            raise CheckFailed("; ".join(problems) + " (--strict)")

@@ -1,0 +1,395 @@
+"""Options and stderr conventions shared by the subcommands, defined once so they agree.
+
+stderr carries three kinds of lines: errors (``lpcfg: error: ...``, always), warnings
+(``lpcfg: warning: ...``, always) and reports: progress bars and summary lines, which
+``--quiet`` (on every subcommand) suppresses. Progress bars appear only when stderr is a
+terminal unless ``--progress`` asks for them, so a log file gets the summaries, not bars.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+from click.core import ParameterSource
+from tqdm import tqdm
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.files.streams import DEFAULT_ENCODING, check_encoding, check_output
+from lpcfg_cli.hyperparams import Spec, default_of, hyper_fields
+from lpcfg_cli.parsing.workers import usable_cpus
+from lpcfg_cli.treebank.binarize import BinarizeOptions
+
+_QUIET = "lpcfg.quiet"
+_PROGRESS = "lpcfg.progress"
+CONFIG = "lpcfg.config"  # ctx.meta key of the --config file (an input of the run)
+
+
+class InputPath(click.Path):
+    """A file the command reads: no output of the run may be it (``check_outputs``)."""
+
+
+class OutputPath(click.Path):
+    """A file the command writes: checked before any work, and refused when it is one of
+    the run's inputs (``check_outputs``)."""
+
+
+def check_outputs(ctx: click.Context) -> None:
+    """Refuse, before any work, an output of ``ctx``'s command that cannot be written or
+    that is one of its inputs (by path, symlink or hard link), the ``--config`` file
+    included: writing it would destroy what the run reads."""
+    inputs: list[str] = []
+    outputs: list[tuple[str, str]] = []
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if value is None:
+            continue
+        values = list(value) if isinstance(value, (tuple, list)) else [value]
+        if isinstance(param.type, InputPath):
+            inputs += values
+        elif isinstance(param.type, OutputPath):
+            flag = min(param.opts, key=len) if isinstance(param, click.Option) else param.name
+            outputs += [(str(flag), v) for v in values]
+    if ctx.meta.get(CONFIG):
+        inputs.append(ctx.meta[CONFIG])
+    for flag, path in outputs:
+        check_output(path, inputs, flag)
+
+
+def guard_outputs(command: click.Command) -> None:
+    """Make ``command`` (every subcommand of a group) run ``check_outputs`` before its body."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            guard_outputs(sub)
+        return
+    body = command.callback
+    if body is None or getattr(body, "_outputs_guarded", False):
+        return
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        check_outputs(click.get_current_context())
+        return body(*args, **kwargs)
+
+    guarded._outputs_guarded = True  # type: ignore[attr-defined]
+    command.callback = guarded
+
+
+class FiniteFloat(click.FloatRange):
+    """A float in a range that refuses ``nan`` and ``inf``, which every comparison of a
+    range check lets through (``--prune nan`` would otherwise mean no pruning)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def output_option(what: str) -> Callable[[Any], Any]:
+    """``-o/--output FILE`` (default stdout, written atomically)."""
+    return click.option(
+        "-o",
+        "--output",
+        default="-",
+        type=OutputPath(dir_okay=False, allow_dash=True),
+        help=f"Where to write the {what} (default stdout; files are written atomically).",
+    )
+
+
+def model_output_option(what: str) -> Callable[[Any], Any]:
+    """``-o/--output FILE``, required: where a model goes (``-`` for stdout)."""
+    return click.option(
+        "-o",
+        "--output",
+        required=True,
+        type=OutputPath(dir_okay=False, allow_dash=True),
+        help=f"{what} to write (.npz; written atomically).",
+    )
+
+
+def input_path(**kwargs: Any) -> InputPath:
+    """The type of a file argument or option the command reads."""
+    return InputPath(dir_okay=False, **kwargs)
+
+
+def _check_encoding(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return check_encoding(value)
+    except LpcfgError as exc:
+        raise click.BadParameter(exc.message, ctx, param) from None
+
+
+encoding_option = click.option(
+    "--encoding",
+    default=DEFAULT_ENCODING,
+    show_default=True,
+    callback=_check_encoding,
+    help="Text encoding of the files read and written (any codec Python knows: latin-1, "
+    "iso-8859-15, cp1252, utf-16...).",
+)
+
+
+def jobs_option(help_text: str) -> Callable[[Any], Any]:
+    """``--jobs N``: worker processes (at most the machine's processors: ``usable_jobs``)."""
+    return click.option(
+        "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help=help_text
+    )
+
+
+def usable_jobs(jobs: int) -> int:
+    """``jobs``, or the processors this machine gives lpcfg if there are fewer (with a
+    warning): more workers than processors only share them, each with its own memory."""
+    cpus = usable_cpus()
+    if jobs > cpus:
+        warn(f"--jobs {jobs} is more than the {cpus} processors available: using {cpus}")
+        return cpus
+    return jobs
+
+
+seed_option = click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Random seed (a whole number >= 0); the same seed gives the same result.",
+)
+
+
+def hyper_options(owners: Sequence[tuple[str, type, dict[str, Any]]]) -> Callable[[Any], Any]:
+    """Decorator adding one click option per hyper-parameter (``hyperparams.hyper`` field)
+    of the options classes in ``owners``: ``(owner, class, default overrides)``, e.g.
+    ``("pivot+em", EMOptions, {"dev_f1_every": 1})``; a name in several classes is one option.
+
+    Name, help, range and default come from the field. When owners disagree on a default,
+    the option defaults to None (each owner's own default) and its help lists them.
+    """
+    seen: dict[str, list[tuple[str, Any, Spec]]] = {}
+    for owner, cls, over in owners:
+        for f, spec in hyper_fields(cls):
+            value = over.get(f.name, default_of(f))
+            seen.setdefault(f.name, []).append((owner, value, spec))
+    options = [_hyper_option(name, found) for name, found in seen.items()]
+
+    def decorate(func: Any) -> Any:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[Any], Any]:
+    _, default, spec = found[0]
+    flag = "--" + (spec.flag or name).replace("_", "-")
+    defaults = [_plain(d) for _, d, _ in found]
+    agreed = all(d == defaults[0] for d in defaults)
+    help_text = spec.help
+    kwargs: dict[str, Any] = {"help": help_text}
+    if isinstance(default, bool):
+        return click.option(
+            f"{flag}/--no-{flag[2:]}", name, default=default, show_default=True, help=help_text
+        )
+    if isinstance(default, dict):
+        return click.option(
+            flag, name, multiple=True, metavar=spec.metavar, callback=_mapping(spec), help=help_text
+        )
+    grids = [d for _, d, _ in found if isinstance(d, tuple)]
+    if grids:  # comma-separated: a grid of numbers (states, smoothing) or names (templates)
+        items = type(grids[0][0]) if isinstance(grids[0][0], (int, float)) else str
+        kwargs["callback"] = _listing(items, spec)
+        kwargs["type"] = str
+        kwargs["metavar"] = spec.metavar or {int: "N[,N...]", float: "X[,X...]"}.get(
+            items, "NAME[,...]"
+        )
+    elif spec.choices:
+        kwargs["type"] = click.Choice(spec.choices)
+    elif isinstance(default, int) or spec.kind == "int":
+        kwargs["type"] = click.IntRange(min=spec.min, max=spec.max)
+    else:
+        kwargs["type"] = FiniteFloat(min=spec.min, max=spec.max)
+    if agreed:
+        shown = defaults[0]
+        kwargs["default"] = ",".join(map(str, shown)) if isinstance(shown, tuple) else shown
+        kwargs["show_default"] = shown is not None
+    else:
+        kwargs["default"] = None
+        by_value: dict[str, list[str]] = {}
+        for owner, d, _ in found:
+            by_value.setdefault(_show(d), []).append(owner)
+        per = ", ".join(f"{v} ({', '.join(o)})" for v, o in by_value.items())
+        kwargs["help"] = f"{help_text} [default: {per}]"
+    return click.option(flag, name, **kwargs)
+
+
+def _plain(value: Any) -> Any:
+    """A one-value grid is its value (``states``: 8 for em, (8,) for spectral agree)."""
+    return (
+        value[0]
+        if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], int)
+        else value
+    )
+
+
+def _show(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def _listing(items: type, spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A comma-separated option's value as a tuple (of numbers of type ``items`` for a grid,
+    within the field's range)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
+        parts = tuple(p.strip() for p in str(value).split(",") if p.strip())
+        if items is str:
+            return parts
+        flag = max(param.opts, key=len)
+        try:
+            numbers = tuple(items(p) for p in parts)
+        except ValueError:
+            numbers = ()
+        if not numbers or not all(math.isfinite(x) for x in numbers):
+            kind = "whole number" if items is int else "number"
+            raise click.UsageError(
+                f"{flag} must be a {kind} or a comma-separated list, not {value!r}", ctx
+            )
+        if spec.min is not None and min(numbers) < spec.min:
+            raise click.UsageError(f"{flag} must be at least {spec.min:g}", ctx)
+        if spec.max is not None and max(numbers) > spec.max:
+            raise click.UsageError(f"{flag} must be at most {spec.max:g}", ctx)
+        return numbers
+
+    return callback
+
+
+def _mapping(spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A repeatable ``KEY=N`` option's values as a dict."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        out = {}
+        for item in value or ():
+            key, sep, number = str(item).rpartition("=")
+            try:
+                n = int(number)
+            except ValueError:
+                n = None
+            if not sep or not key or n is None or (spec.min is not None and n < spec.min):
+                flag = max(param.opts, key=len)
+                raise click.UsageError(
+                    f"{flag} takes {spec.metavar} with a whole number >= "
+                    f"{spec.min:g}, not {item!r}",
+                    ctx,
+                )
+            out[key] = n
+        return out
+
+    return callback
+
+
+def binarization_options(func: Any) -> Any:
+    """``--horizontal``, ``--vertical`` and ``--factor`` (see ``BinarizeOptions``)."""
+    return hyper_options([("binarize", BinarizeOptions, {})])(func)
+
+
+skip_bad_option = click.option(
+    "--skip-bad", is_flag=True, help="Report malformed trees on stderr and skip them."
+)
+
+
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        ctx.meta[key] = value
+
+    return callback
+
+
+progress_option = click.option(
+    "--progress/--no-progress",
+    default=None,
+    expose_value=False,
+    callback=_remember(_PROGRESS),
+    help="Progress bars on stderr [default: only when stderr is a terminal].",
+)
+
+
+def quiet_param() -> click.Option:
+    """``-q/--quiet``, which the command line adds to every subcommand."""
+    return click.Option(
+        ["-q", "--quiet"],
+        is_flag=True,
+        expose_value=False,
+        callback=_remember(_QUIET),
+        help="No progress bars or summary lines on stderr (errors and warnings still).",
+    )
+
+
+def _meta() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta if ctx is not None else {}
+
+
+def quiet() -> bool:
+    """Whether ``--quiet`` was given to the running subcommand."""
+    return bool(_meta().get(_QUIET))
+
+
+def report(message: str) -> None:
+    """A summary line on stderr (``lpcfg: ...``), unless ``--quiet``."""
+    if not quiet():  # through tqdm, which clears a bar being drawn and redraws it below
+        tqdm.write(f"lpcfg: {message}", file=sys.stderr)
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr (``lpcfg: warning: ...``), shown even with ``--quiet``."""
+    click.echo(f"lpcfg: warning: {message}", err=True)
+
+
+def progress_bar(**kwargs: Any) -> tqdm:
+    """A tqdm bar on stderr, drawn only when wanted (see the module docstring)."""
+    err = sys.stderr
+    wanted = _meta().get(_PROGRESS)
+    if wanted is None:
+        wanted = _isatty(err)
+    return tqdm(file=err, leave=False, disable=quiet() or not wanted, **kwargs)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def given(ctx: click.Context, name: str) -> ParameterSource | None:
+    """Where parameter ``name`` got its value, or None when it has its default."""
+    source = ctx.get_parameter_source(name)
+    return None if source in (None, ParameterSource.DEFAULT) else source
+
+
+def unused(ctx: click.Context, name: str, why: str, *, refuse: bool = True) -> None:
+    """Report an option that cannot have an effect in this run, if the user gave one.
+
+    On the command line it is refused (exit 2) when ``refuse``: the user meant something
+    that would not happen. From a config file (which may serve several runs) or when it
+    cannot change the result (``refuse=False``), one warning line; a config value equal
+    to the default (``seed = 0`` in a file shared by every method) says nothing.
+    """
+    source = given(ctx, name)
+    if source is None:
+        return
+    param = next(p for p in ctx.command.params if p.name == name)
+    if source is ParameterSource.DEFAULT_MAP and ctx.params.get(name) == param.default:
+        return
+    flag = max(param.opts, key=len) if isinstance(param, click.Option) else name
+    if source is ParameterSource.DEFAULT_MAP:
+        warn(f"{flag} (from --config) has no effect {why}: ignored")
+    elif refuse:
+        raise click.UsageError(f"{flag} has no effect {why}: drop {flag}", ctx)
+    else:
+        warn(f"{flag} has no effect {why}: ignored")

@@ -1,0 +1,148 @@
+"""`lpcfg parse`: one sentence per line in, one tree per line out, same order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from lpcfg_cli.cli.configfile import config_option
+from lpcfg_cli.cli.options import (
+    encoding_option,
+    hyper_options,
+    input_path,
+    jobs_option,
+    output_option,
+    progress_bar,
+    progress_option,
+    report,
+    unused,
+    usable_jobs,
+)
+from lpcfg_cli.errors import LpcfgError, raise_if_terminated
+from lpcfg_cli.files.streams import Pause, atomic_output, display_name
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.parser import ParseResult, ParserOptions
+from lpcfg_cli.parsing.streaming import StreamParser
+from lpcfg_cli.treebank.ptb import format_tree, read_treebank, words
+from lpcfg_cli.treebank.sentences import read_sentences_or_pauses
+
+# Line numbers named per fallback reason in the summary (the rest are counted).
+NAMED_LINES = 10
+
+
+def _read_sentences(
+    path: str, kind: str, encoding: str, lines: list[int]
+) -> Iterator[list[str] | Pause]:
+    """Sentences of INPUT, read as they are needed (text, pausing with the input) or all at
+    once (trees); the line of each is appended to ``lines`` as it is read."""
+    if kind == "trees":
+        for rec in read_treebank([path], encoding=encoding):
+            lines.append(rec.line)
+            yield words(rec.tree)
+        return
+    for sentence in read_sentences_or_pauses(path, encoding):
+        if not isinstance(sentence, Pause):
+            lines.append(len(lines) + 1)
+        yield sentence
+
+
+def _fallback_summary(fallbacks: dict[str, list[int]], kind: str) -> str:
+    """``(2 longer than 660 words: lines 7, 12; ...)`` for the summary line."""
+    where = "line" if kind == "text" else "tree on line"
+    parts = []
+    for reason, at in sorted(fallbacks.items()):
+        named = ", ".join(map(str, at[:NAMED_LINES]))
+        more = f" and {len(at) - NAMED_LINES} more" if len(at) > NAMED_LINES else ""
+        parts.append(f"{len(at)} {reason}: {where}{'s' if len(at) > 1 else ''} {named}{more}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+@click.command(name="parse")
+@config_option
+@click.argument("model", type=input_path(allow_dash=True))
+@click.argument("input", default="-", type=input_path(allow_dash=True))
+@output_option("trees")
+@click.option(
+    "--input",
+    "input_kind",
+    type=click.Choice(["text", "trees"]),
+    default="text",
+    show_default=True,
+    help="`trees`: take the words of PTB trees (e.g. a gold file).",
+)
+@hyper_options([("parse", ParserOptions, {})])
+@jobs_option("Worker processes (forked; they share the loaded model). Same output for any N.")
+@encoding_option
+@progress_option
+@click.pass_context
+def command(
+    ctx: click.Context,
+    model: str,
+    input: str,
+    output: str,
+    input_kind: str,
+    jobs: int,
+    encoding: str,
+    **options: Any,
+) -> None:
+    """Parse sentences from INPUT (default stdin) with MODEL.
+
+    One sentence per line, tokens separated by spaces (any line ending); the output has
+    exactly one tree per input line, in order, wrapped in (TOP ...). An empty line gives the
+    empty tree (). A sentence that cannot be parsed (no tree, longer than --max-length, or a
+    chart this machine cannot hold) gets a flat fallback tree, counted and named by line in
+    the summary; with a grammar binarized with --vertical 2 or more or --horizontal 1 or
+    more, such a sentence is first parsed with the grammar's projection without those
+    annotations (also counted).
+
+    MODEL may be - to read the model file from stdin (INPUT is then a file).
+
+    Input is read and trees are written as they are parsed (in blocks of sentences, and at
+    once when the input pauses, as when typing), so memory stays flat on any input; a file
+    given with -o appears only when complete. For a corpus spread over machines, parse
+    pieces made by `split` and `cat` the outputs in order.
+
+    \b
+    Examples:
+      lpcfg parse model.npz data/test.txt -o test.parsed
+      lpcfg parse model.npz --jobs 2 < corpus.txt | gzip > corpus.parsed.gz
+    """
+    if model == "-" and input == "-":
+        raise LpcfgError("MODEL and INPUT cannot both be stdin ('-'): give INPUT as a file")
+    lpcfg = LPCFG.load(model)
+    if not lpcfg.members:
+        unused(
+            ctx, "combine", "with a single model (it combines an ensemble's models)", refuse=False
+        )
+    parse_options = ParserOptions(**options)
+    lines: list[int] = []
+    sentences = _read_sentences(input, input_kind, encoding, lines)
+    stream = StreamParser(lpcfg, parse_options, jobs=usable_jobs(jobs))
+    fallbacks: dict[str, list[int]] = {}
+    bar = progress_bar(desc="parse", unit="sent")
+    # Trees are written as their blocks finish: the first lines appear before the input
+    # ends, memory stays flat, and a file given with -o still appears only when complete.
+    with bar, atomic_output(output, encoding=encoding) as fh:
+        for number, res in enumerate(stream.parse(sentences, progress=bar.update)):
+            fh.write(_line(res) + "\n")
+            if res.fallback:
+                fallbacks.setdefault(res.fallback, []).append(lines[number])
+            if output == "-":
+                fh.flush()  # a pipeline downstream sees each tree as soon as it exists
+            raise_if_terminated()
+    stats = stream.stats
+    n = stats.sentences
+    rate = n / stats.seconds if stats.seconds > 0 else float("inf")
+    report(
+        f"parsed {n} sentences from {display_name(input)} in "
+        f"{stats.seconds:.1f} s ({rate:.1f} sentences/s), {stats.fallbacks} fallback"
+        + _fallback_summary(fallbacks, input_kind)
+        + (f", {stats.retries} retried with looser pruning" if stats.retries else "")
+        + (f", {stats.backoffs} backed off to a coarser grammar" if stats.backoffs else "")
+    )
+
+
+def _line(res: ParseResult) -> str:
+    return format_tree(res.tree, root="TOP") if res.tree is not None else "()"

@@ -1,0 +1,287 @@
+"""`lpcfg train`: learn a model from PTB treebank files (or, ``--input text``, sentences).
+
+Thin by design: the options come from the learners' dataclasses (``learners.registry``),
+the learner does the work and the selection (``fit``), and this module checks the files,
+refuses options that cannot have an effect, and reports on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import click
+
+from lpcfg_cli.cli.configfile import config_option
+from lpcfg_cli.cli.options import (
+    encoding_option,
+    given,
+    hyper_options,
+    input_path,
+    jobs_option,
+    model_output_option,
+    progress_bar,
+    progress_option,
+    report,
+    skip_bad_option,
+    unused,
+    usable_jobs,
+    warn,
+)
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.files.streams import display_name
+from lpcfg_cli.grammar.training_data import DataOptions, TrainingData, prepare, prepare_text
+from lpcfg_cli.hyperparams import hyper_fields
+from lpcfg_cli.learners.ensemble import Ensemble, EnsembleOptions
+from lpcfg_cli.learners.protocol import Chain, Learner, Progress
+from lpcfg_cli.learners.registry import METHODS, binarization
+from lpcfg_cli.learners.registry import learner as build
+from lpcfg_cli.learners.selection import DevSet, DevText
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.treebank.binarize import BinarizeOptions
+
+OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
+# --horizontal, --vertical, --factor with each method's defaults (--factor: its help lists them).
+BINARIZE_OWNERS = [(m.name, BinarizeOptions, m.binarize) for m in METHODS.values()]
+HYPER = list(dict.fromkeys(f.name for _, cls, _ in OWNERS for f, _ in hyper_fields(cls)))
+# Options that mean nothing for sentences without trees: name -> why.
+TEXT_UNUSED = {
+    "horizontal": "sentences are not binarized",
+    "vertical": "sentences are not binarized",
+    "factor": "sentences are not binarized",
+    "skip_bad": "it skips malformed trees",
+    "noise": "EM from text starts from random parameters",
+    "dev_f1_every": "there are no trees to score F1 on",
+}
+
+
+def _warn(err: LpcfgError) -> None:
+    warn(f"{err} (skipped)")
+
+
+@click.command(name="train")
+@config_option
+@click.argument("treebank", nargs=-1, required=True, type=input_path(allow_dash=True))
+@model_output_option("Model file")
+@click.option(
+    "--method",
+    type=click.Choice(list(METHODS)),
+    default="pcfg",
+    show_default=True,
+    help="Learning algorithm.",
+)
+@click.option(
+    "--input",
+    "input_kind",
+    type=click.Choice(["trees", "text"]),
+    default="trees",
+    show_default=True,
+    help="`text`: learn from sentences without trees, one per line, tokens separated by "
+    "spaces (--method em: inside-outside over every tree of each sentence).",
+)
+@click.option(
+    "--dev",
+    "dev",
+    type=input_path(allow_dash=False),
+    help="Dev trees for model selection and per-iteration F1 (with --input text: dev "
+    "sentences, selection by their log-likelihood).",
+)
+@click.option(
+    "--init",
+    "init",
+    type=input_path(),
+    help="Start EM from an existing probabilistic model (the trees are binarized as its "
+    "were, unless --horizontal, --vertical or --factor say otherwise).",
+)
+@jobs_option("Worker processes for parsing the --dev trees.")
+@hyper_options(BINARIZE_OWNERS)
+@hyper_options([("train", DataOptions, {})])
+@hyper_options(OWNERS)
+@hyper_options([("train", EnsembleOptions, {})])
+@skip_bad_option
+@encoding_option
+@progress_option
+@click.pass_context
+def command(
+    ctx: click.Context,
+    treebank: tuple[str, ...],
+    output: str,
+    method: str,
+    input_kind: str,
+    dev: str | None,
+    init: str | None,
+    jobs: int,
+    horizontal: int,
+    vertical: int,
+    factor: str | None,
+    rare: int,
+    skip_bad: bool,
+    ensemble: int,
+    encoding: str,
+    **hyper: Any,
+) -> None:
+    """Learn a model from PTB TREEBANK files (normalised and binarized as `binarize` does).
+
+    With --input text the files hold sentences without trees (one per line, tokens
+    separated by spaces; empty lines are skipped) and --method em learns the single-symbol
+    grammar X -> X X | word with --states latent states (a PCFG in Chomsky normal form) by
+    inside-outside over every tree of each sentence, from seeded random parameters; each
+    distinct sentence is run once, counted as often as it was seen. --dev then takes dev
+    sentences and keeps the iteration of best dev log-likelihood.
+
+    Every option and file is checked before any work (-o writable, --dev and --init
+    readable and well-formed), so a typo cannot cost a long run. An option the chosen
+    --method cannot use is refused (e.g. --states or --dev with pcfg, --init with spectral,
+    --cap with em, --vertical with --input text); set in a --config file, or when it could
+    not change the model (--jobs without --dev, --seed with pcfg), it is ignored with a
+    warning.
+
+    \b
+    Examples:
+      lpcfg train --method pcfg data/train.mrg -o pcfg.npz
+      lpcfg train --method em --states 16 --iterations 40 --dev data/dev.mrg \\
+          data/train.mrg -o em16.npz
+      lpcfg train --method spectral --states 8,16,24,32 --dev data/dev.mrg \\
+          data/train.mrg -o spectral.npz
+      lpcfg train --method pivot+em --states 16 --iterations 3 --dev data/dev.mrg \\
+          data/train.mrg -o pivot_em16.npz
+      lpcfg train --method em --input text --states 8 --dev dev.txt train.txt -o em8.npz
+    """
+    text = input_kind == "text"
+    spec = METHODS[method]
+    learner = build(method, ensemble, **{k: v for k, v in hyper.items() if spec.uses(k)})
+    if text:
+        _check_text(ctx, method, learner)
+        if given(ctx, "rare") is None:
+            rare = 0  # from text, every word is kept unless asked
+    _check_unused(ctx, method, learner, dev, init, text)
+    learner.check(dev is not None)
+    start = _check_files(treebank, init)
+    options = _binarization(ctx, method, start, horizontal, vertical, factor)
+    if text and start is not None and start.grammar.n_symbols != 1:
+        raise LpcfgError(
+            "--init with --input text needs a model trained from text (one symbol)", source=init
+        )
+    dev_set: DevSet | DevText | None = None
+    if dev:
+        dev_set = (
+            DevText.read([dev], encoding=encoding)
+            if text
+            else DevSet.read([dev], jobs=usable_jobs(jobs), encoding=encoding)
+        )
+    t0 = time.perf_counter()
+    if text:
+        data = prepare_text(treebank, rare=rare, encoding=encoding)
+    else:
+        data = prepare(
+            treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn, encoding=encoding
+        )
+    report(_summary(data))
+    progress = Progress(report=report, bar=progress_bar)
+    model = learner.fit(data, dev_set, start, progress)
+    model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
+    model.save(output)
+    where = "<stdout>" if output == "-" else output
+    report(f"wrote {where} ({method}, {time.perf_counter() - t0:.1f} s)")
+
+
+def _binarization(
+    ctx: click.Context,
+    method: str,
+    start: LPCFG | None,
+    horizontal: int,
+    vertical: int,
+    factor: str | None,
+) -> BinarizeOptions:
+    """The method's binarization (``registry.binarization``: its measured factoring), or
+    with --init the start model's, so that EM continues on the grammar it was trained on;
+    options the user gave override either."""
+    values = {"horizontal": horizontal, "vertical": vertical, "factor": factor}
+    chosen = {k: v for k, v in values.items() if given(ctx, k) is not None}
+    if start is not None:
+        return BinarizeOptions(**{**start.grammar.binarization, **chosen})
+    return binarization(method, **chosen)
+
+
+def _check_files(treebank: tuple[str, ...], init: str | None) -> LPCFG | None:
+    """Check the inputs and read the small ones before any work (the outputs are checked
+    before the command runs), so that a typo cannot cost a long run; returns the --init
+    model."""
+    for path in treebank:
+        if path != "-" and not os.path.exists(path):
+            raise LpcfgError("no such file", source=display_name(path))
+    if not init:
+        return None
+    start = LPCFG.load(init)
+    if start.form != "probabilistic":
+        raise LpcfgError(
+            "--init needs a probabilistic model (em, pivot, pivot+em, pcfg), "
+            f"not a {start.meta.get('method', start.form)} one",
+            source=init,
+        )
+    return start
+
+
+def _summary(data: TrainingData) -> str:
+    """The line reporting the training data."""
+    s = data.summary
+    if data.text is not None:
+        k = s["empty_lines"]
+        empty = f", {k} empty line{'s' if k > 1 else ''} skipped" if k else ""
+        return (
+            f"{s['sentences']} sentences ({s['distinct_sentences']} distinct), "
+            f"{s['words']} words, vocabulary of {s['vocabulary']}{empty}"
+        )
+    return (
+        f"{s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
+        f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules"
+    )
+
+
+def _check_text(ctx: click.Context, method: str, learner: Learner) -> None:
+    """Refuse a learner and the options that cannot work on sentences without trees."""
+    if isinstance(learner, Ensemble):
+        raise click.UsageError("--ensemble learns from trees only: drop it with --input text", ctx)
+    if not learner.takes_text:
+        users = ", ".join(m for m in METHODS if METHODS[m].build().takes_text)
+        raise click.UsageError(
+            f"--method {method} learns from trees: --input text needs --method {users}", ctx
+        )
+    for name, why in TEXT_UNUSED.items():
+        unused(ctx, name, f"with --input text ({why})")
+
+
+def _check_unused(
+    ctx: click.Context,
+    method: str,
+    learner: Learner,
+    dev: str | None,
+    init: str | None,
+    text: bool = False,
+) -> None:
+    """Options the chosen method cannot use: refused when given on the command line (the
+    user meant something that would not happen), a warning when set in a config file or
+    when they could not change the model (--jobs, --seed)."""
+    if not learner.takes_dev:
+        unused(ctx, "dev", f"with --method {method} (it has nothing to select)")
+    if not learner.takes_start:
+        why = (
+            f"it starts from the {learner.learners[0].method} model"
+            if isinstance(learner, Chain)
+            else "EM only"
+        )
+        unused(ctx, "init", f"with --method {method} ({why})")
+    inert = learner.inert(dev is not None, "with --init" if init else None)
+    for name in HYPER:
+        if given(ctx, name) is None:
+            continue
+        if name in inert:
+            unused(ctx, name, inert[name], refuse=name != "seed")
+        elif not METHODS[method].uses(name):
+            users = ", ".join(m.name for m in METHODS.values() if m.uses(name))
+            unused(ctx, name, f"with --method {method} (used by {users})")
+    if text:
+        unused(ctx, "jobs", "with --input text (nothing is parsed)", refuse=False)
+    elif not dev:
+        unused(ctx, "jobs", "without --dev (worker processes parse the dev trees)", refuse=False)

@@ -1,0 +1,160 @@
+"""Random L-PCFGs and sampling from probabilistic-form models.
+
+Used by ``lpcfg sample`` (trees of a model file, or of a random grammar), by the tests
+(brute-force checks of inside-outside, consistency of the learners) and by ``make demo``
+when the Penn Treebank sample is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.grammar.indexed import Grammar
+from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.treebank.tree import Tree
+
+
+def random_lpcfg(
+    n_inter: int = 4,
+    n_pre: int = 4,
+    n_words: int = 12,
+    states: int = 2,
+    rules_per_symbol: int = 3,
+    words_per_tag: int = 4,
+    seed: int = 0,
+    concentration: float = 1.0,
+) -> LPCFG:
+    """A random probabilistic L-PCFG whose trees are always finite.
+
+    In-terminals ``N0 .. N{k-1}`` only rewrite to pre-terminals ``P*`` or to in-terminals with
+    a larger index, so every derivation terminates; ``N0`` is the root. Each in-terminal
+    gets ``rules_per_symbol`` binary rules, each pre-terminal ``words_per_tag`` words.
+    """
+    if n_inter < 1 or n_pre < 1 or states < 1:
+        raise LpcfgError("a random grammar needs at least one in-terminal, pre-terminal, state")
+    rng = np.random.default_rng(seed)
+    symbols = [f"N{i}" for i in range(n_inter)] + [f"P{i}" for i in range(n_pre)]
+    words = [f"w{i}" for i in range(n_words)]
+    binary = []
+    for a in range(n_inter):
+        children = [n_inter + p for p in range(n_pre)] + list(range(a + 1, n_inter))
+        pairs = {
+            (int(rng.choice(children)), int(rng.choice(children)))
+            for _ in range(rules_per_symbol * 3)
+        }
+        for b, c in sorted(pairs)[:rules_per_symbol]:
+            binary.append((a, b, c))
+    lexical = []
+    for p in range(n_pre):
+        for w in rng.choice(n_words, size=min(words_per_tag, n_words), replace=False):
+            lexical.append((n_inter + p, int(w)))
+    grammar = Grammar(symbols, words, words, np.array(binary), np.array(lexical))
+    m = np.full(len(symbols), states, dtype=np.int64)
+    root = np.zeros(len(symbols))
+    root[0] = 1.0
+    model = LPCFG.zeros(
+        grammar,
+        m,
+        PCFGParams(np.zeros(len(binary)), np.zeros(len(lexical)), root),
+        meta={"method": "random"},
+    )
+    for a in range(len(symbols)):
+        rules = np.flatnonzero(grammar.binary[:, 0] == a)
+        lex = np.flatnonzero(grammar.lexical[:, 0] == a)
+        for h in range(states):
+            sizes = [states * states] * len(rules) + [1] * len(lex)
+            probs = rng.dirichlet(np.full(sum(sizes), concentration))
+            pos = 0
+            for r in rules:
+                block = probs[pos : pos + states * states]
+                model.binary_tensor(r)[h] = block.reshape(states, states)
+                pos += states * states
+            for lx in lex:
+                model.lexical_vector(lx)[h] = probs[pos]
+                pos += 1
+        model.root_vector(a)[:] = rng.dirichlet(np.ones(states)) if a == 0 else 0.0
+    model.coarse = marginal_pcfg(model)
+    return model
+
+
+def marginal_pcfg(model: LPCFG) -> PCFGParams:
+    """A PCFG over the same rules for pruning: rule weights averaged over latent states."""
+    g = model.grammar
+    binary = np.array([model.binary_tensor(r).sum(axis=(1, 2)).mean() for r in range(g.n_binary)])
+    lexical = np.array([model.lexical_vector(x).mean() for x in range(g.n_lexical)])
+    root = np.array([model.root_vector(a).sum() for a in range(g.n_symbols)])
+    return PCFGParams(binary, lexical, root / max(root.sum(), 1e-300))
+
+
+def sample_trees(
+    model: LPCFG, n: int, seed: int = 0, latent: bool = False, max_nodes: int = 100_000
+) -> list[Tree]:
+    """Draw ``n`` trees from a probabilistic-form model (labels ``A`` or ``A-h`` if latent)."""
+    return list(iter_trees(model, n, seed, latent, max_nodes))
+
+
+def iter_trees(
+    model: LPCFG, n: int, seed: int = 0, latent: bool = False, max_nodes: int = 100_000
+) -> Iterator[Tree]:
+    """``sample_trees``, one tree at a time as it is drawn (the same trees for one seed):
+    memory stays flat however many are asked for."""
+    if model.form != "probabilistic":
+        raise LpcfgError("sampling needs a probabilistic-form model (not a spectral one)")
+    rng = np.random.default_rng(seed)
+    g = model.grammar
+    root_p = np.concatenate([model.root_vector(a) for a in range(g.n_symbols)])
+    root_sym = np.repeat(np.arange(g.n_symbols), model.states)
+    root_h = np.concatenate([np.arange(m) for m in model.states])
+    if root_p.sum() <= 0:
+        raise LpcfgError("the model has no root probabilities")
+    # Per (a, h): outcome table over binary (rule, h2, h3) and lexical rules.
+    tables: dict[tuple[int, int], tuple[np.ndarray, list]] = {}
+
+    def table(a: int, h: int) -> tuple[np.ndarray, list]:
+        if (a, h) not in tables:
+            probs, outcomes = [], []
+            for r in np.flatnonzero(g.binary[:, 0] == a):
+                t = model.binary_tensor(r)[h]
+                probs.append(t.ravel())
+                outcomes += [
+                    ("b", int(r), i, j) for i in range(t.shape[0]) for j in range(t.shape[1])
+                ]
+            for x in np.flatnonzero(g.lexical[:, 0] == a):
+                probs.append([model.lexical_vector(x)[h]])
+                outcomes.append(("l", int(x), 0, 0))
+            p = np.clip(np.concatenate(probs) if probs else np.zeros(0), 0, None)
+            if p.sum() <= 0:
+                raise LpcfgError(f"symbol {g.symbols[a]} state {h} has no rules to sample")
+            tables[(a, h)] = (p / p.sum(), outcomes)
+        return tables[(a, h)]
+
+    for _ in range(n):
+        k = rng.choice(len(root_p), p=root_p / root_p.sum())
+        yield _grow(g, table, rng, int(root_sym[k]), int(root_h[k]), latent, max_nodes)
+
+
+def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> Tree:
+    """One tree top-down with an explicit stack (no recursion limit on deep trees)."""
+    root: list = []
+    stack = [(a, h, root)]
+    nodes = 0
+    while stack:
+        a, h, slot = stack.pop()
+        nodes += 1
+        if nodes > max_nodes:
+            raise LpcfgError(f"sampled tree exceeds {max_nodes} nodes (inconsistent PCFG?)")
+        p, outcomes = table(a, h)
+        kind, rid, h2, h3 = outcomes[rng.choice(len(p), p=p)]
+        label = f"{g.symbols[a]}-{h}" if latent else g.symbols[a]
+        if kind == "l":
+            slot.append(Tree(label, [g.words[g.lexical[rid, 1]]]))
+            continue
+        node = Tree(label, [])
+        slot.append(node)
+        _, b, c = g.binary[rid]
+        stack.append((int(c), h3, node))  # popped second: right child after left
+        stack.append((int(b), h2, node))
+    return root[0]

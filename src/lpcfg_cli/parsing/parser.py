@@ -1,0 +1,482 @@
+"""Coarse-to-fine parsing with an L-PCFG.
+
+1. The treebank PCFG (the model's coarse grammar) runs inside-outside over the full chart.
+2. Items whose coarse posterior is below ``prune`` are dropped; the latent model runs
+   inside-outside over the survivors only and gives the marginals ``mu(a, i, j)``.
+3. Goodman's max-marginal decoding picks the binarized tree, which is debinarized.
+
+If the pruned chart holds no complete parse the sentence is retried with a looser threshold,
+then without pruning; a sentence that still cannot be parsed, is longer than ``max_length``
+(by default the longest whose chart fits the memory budget ``CHART_ITEMS``) or whose chart the
+machine cannot hold (``MemoryError``, e.g. under ``ulimit -v``) gets a fallback tree: its
+words, tagged with their most likely pre-terminal, flat under the most likely root symbol.
+Every sentence yields exactly one tree.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
+from lpcfg_cli.engine.coarse import coarse_posteriors
+from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.engine.string_charts import RulesByWord, token_rules
+from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.model import rarewords
+from lpcfg_cli.model.backoff import coarser_pcfg
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.decoders import (
+    Brackets,
+    best_labels,
+    bracket_labels,
+    goodman_trees,
+    max_rule_trees,
+)
+from lpcfg_cli.treebank import labels
+from lpcfg_cli.treebank.binarize import debinarize
+from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks, spans
+from lpcfg_cli.treebank.tree import Tree
+
+# Why a sentence got a fallback tree when no tree covers it (a coarser grammar may: backoff).
+NO_PARSE_COARSE = "no parse under the coarse grammar"
+NO_PARSE_LATENT = "no parse under the latent model"
+
+# Why a sentence got a fallback tree when its chart did not fit in memory.
+OUT_OF_MEMORY = "out of memory"
+
+# The default ``max_length`` keeps the coarse chart of one sentence within this many
+# (span, symbol) items: the coarse pass holds about six float64 arrays of that shape (peak
+# resident memory grows by about 45 bytes per item), so 4.5e7 items are about 2 GB. For the
+# PTB's default binarization (206 symbols) that is 660 words; for a grammar binarized with
+# --vertical 2 --horizontal 2 (2,664 symbols), 183. Derived from the model alone, it gives
+# the same parses on every machine; sentences of that length take tens of seconds.
+CHART_ITEMS = 45_000_000
+
+
+def chart_length_limit(n_symbols: int, items: int = CHART_ITEMS) -> int:
+    """The longest sentence whose chart of ``n_symbols`` symbols per span holds at most
+    ``items`` items (at least 1)."""
+    n = int((2 * items / max(n_symbols, 1)) ** 0.5)
+    while n > 1 and spans(n) * n_symbols > items:
+        n -= 1
+    return max(n, 1)
+
+
+# Default coarse-posterior threshold, chosen on the dev split (wsj_0150-0174) with the m = 16
+# models of `make demo`. Strict dev F1 at 1e-5 / 1e-4 / 3e-4 / 1e-3: em 84.91 / 84.83 /
+# 84.99 / 84.80, spectral 84.99 / 84.93 / 84.95 / 84.86, pivot+em 85.81 / 85.82 / 85.92 /
+# 85.88, pivot 83.41 / 83.38 / 83.45 / 83.82: no loss down to 3e-4 (differences are within
+# +-0.1), while the latent pass of the test split does a quarter of the multiply-adds it does
+# at 1e-5 (30 instead of 116 GFLOP for em) and takes a fifth of the time.
+PRUNE = 3e-4
+
+
+@dataclass(frozen=True)
+class ParserOptions:
+    """How ``Parser`` prunes and which sentences it leaves unparsed (``lpcfg parse``'s
+    options, and those of dev scoring during training)."""
+
+    prune: float = hyper(
+        PRUNE, "Coarse-to-fine posterior threshold (0 = no pruning).", min=0.0, max=1.0
+    )
+    max_length: int | None = hyper(
+        None,
+        "Longer sentences get a flat fallback tree instead of a parse [default: the longest "
+        "whose chart fits in about 2 GB for the model's grammar, 660 words for a "
+        "PTB grammar].",
+        min=1,
+        kind="int",
+    )
+    # Dev split, bundle of 3 split-merge seeds: strict F1 87.79 (product), 87.49 (mean).
+    combine: str = hyper(
+        "product",
+        "How the models of an ensemble (lpcfg bundle) vote: the "
+        "product of their posteriors, or their mean.",
+        choices=("product", "mean"),
+    )
+
+    decode: str = hyper(
+        "auto",
+        "Tree chosen from the posteriors: max-marginal (Goodman; the spectral papers'), "
+        "max-bracket (the sum over its EVALB brackets of posterior minus "
+        "--bracket-threshold), max-rule-product (Petrov & Klein 2007; the Berkeley "
+        "parser's default) or variational (Matsuzaki et al. 2005; the Berkeley parser's "
+        "-variational). auto: max-bracket for EM and split-merge models, max-marginal for "
+        "the others and for an ensemble combined by product.",
+        choices=("auto", "max-marginal", "max-bracket", "max-rule-product", "variational"),
+    )
+    bracket_threshold: float = hyper(
+        0.4,
+        "max-bracket: a bracket is kept when its posterior exceeds this (about half the "
+        "F1 expected; chosen on dev).",
+        min=0.0,
+        max=1.0,
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+# Learners whose models ``--decode auto`` parses with max-bracket. Dev split, strict F1,
+# max-marginal -> max-bracket (README, decoding): em m = 16 85.82 -> 86.06, split-merge seeds
+# 0-2 87.52 -> 87.68. The others keep Goodman's max-marginal: the spectral papers' decoder
+# for spectral, pivot and pivot+em (Cohen et al. 2012, 2014; Cohen & Collins 2014: dev 85.06
+# -> 85.09, 84.86 -> 85.18 and 86.20 -> 86.52 with max-bracket, which `--decode` still
+# gives), and the treebank PCFG loses with max-bracket (69.87 -> 69.61). A bundle combined
+# by product keeps max-marginal (88.98 -> 88.74): its scores are geometric means of the
+# members' posteriors, not posteriors, so pooling them against a threshold means nothing.
+MAX_BRACKET_METHODS = frozenset({"em", "splitmerge"})
+
+
+def decoder(options: ParserOptions, model: LPCFG, method: str | None = None) -> str:
+    """The decoder ``options.decode`` names, ``auto`` resolved for ``model`` (see
+    ``MAX_BRACKET_METHODS``) or, while a learner is still fitting it, for that learner's
+    ``method``."""
+    if options.decode != "auto":
+        return options.decode
+    if model.members and options.combine == "product":
+        return "max-marginal"
+    methods = {method} if method else {m.meta.get("method") for m in (model, *model.members)}
+    return "max-bracket" if methods <= MAX_BRACKET_METHODS else "max-marginal"
+
+
+def combine_rules(rules: list[tuple[np.ndarray, ...]], how: str) -> tuple[np.ndarray, ...]:
+    """One posterior per anchored rule from an ensemble's models, as ``combine`` does for
+    items: ``product`` keeps the rules every model has, with the geometric mean of their
+    posteriors' absolute values; ``mean`` averages them (a model without the rule counts
+    zero)."""
+    if len(rules) == 1:
+        return rules[0]
+    triples = np.concatenate([np.stack(r[:3], axis=1) for r in rules])  # (parent, left, right)
+    uniq, inverse = np.unique(triples, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    per_model = np.zeros((len(rules), len(uniq)))  # a rule a model lacks has posterior 0
+    first = 0
+    for i, r in enumerate(rules):
+        per_model[i, inverse[first : first + len(r[3])]] = r[3]
+        first += len(r[3])
+    post = combine(list(per_model), how)
+    keep = post > 0
+    return (uniq[keep, 0], uniq[keep, 1], uniq[keep, 2], post[keep])
+
+
+def combine(marginals: list[np.ndarray], how: str) -> np.ndarray:
+    """One score per item from the marginals of an ensemble's models (one array: itself).
+
+    ``mean``: the average of their absolute values. ``product``: their geometric mean, which
+    ranks items as the product of the models' posteriors does (Petrov 2010 multiplies the
+    grammars' posteriors); an item some model rules out scores zero.
+    """
+    if len(marginals) == 1:
+        return marginals[0]
+    stacked = np.abs(np.stack(marginals))
+    if how == "product":
+        with np.errstate(divide="ignore"):
+            return np.exp(np.log(stacked).mean(axis=0))
+    return stacked.mean(axis=0)
+
+
+@dataclass
+class ParseResult:
+    """One sentence's tree (debinarized, no TOP wrapper) and how it was obtained."""
+
+    tree: Tree | None  # None only for an empty sentence
+    fallback: str | None = None  # why a fallback tree was emitted
+    threshold: float | None = None  # pruning threshold that succeeded
+    backoff: str | None = None  # why a coarser grammar parsed it (``backoff``)
+
+
+@dataclass
+class ParseStats:
+    sentences: int = 0
+    fallbacks: int = 0
+    backoffs: int = 0  # parsed with a coarser grammar (``backoff``)
+    retries: int = 0
+    seconds: float = 0.0
+    latent_flops: int = 0
+    coarse_seconds: float = 0.0
+    latent_seconds: float = 0.0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+class Parser:
+    """Parses token sequences with ``model``; reusable across batches."""
+
+    def __init__(self, model: LPCFG, options: ParserOptions | None = None):
+        model = rarewords.restore(model)  # the rare training words, known again
+        self.model = model
+        self.options = options or ParserOptions()
+        self.prune = self.options.prune
+        g = model.grammar
+        self.max_length = self.options.max_length or chart_length_limit(g.n_symbols)
+        self.decode = decoder(self.options, model)
+        self.symbols = g.symbols
+        self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
+        # The latent pass runs in float32 with tiny values flushed to zero (see
+        # engine.scaling.FLUSH): an EM model (m = 16) parses 100 test sentences at 13.6
+        # sentences/s so, 8.6 in float64, 5.6 in float32 without the flush (subnormals).
+        # Parameters beyond float32's comfortable range (a tensor-form model from a learner
+        # without singular-value guards can hold 1e30 and more) would overflow to inf and
+        # poison every chart: such models run in float64.
+        models = (model, *model.members)
+        largest = max(
+            max(float(a.max(initial=0.0)), -float(a.min(initial=0.0)))
+            for m in models
+            for a in (m.binary, m.lexical, m.root)
+        )
+        dtype = np.float32 if largest < 1e20 else np.float64
+        # One latent grammar per model of an ensemble; none for the bare treebank PCFG,
+        # whose coarse pass already gives the posteriors (the rule-product decoders need the rule
+        # posteriors of a latent pass, which for it has one state per symbol).
+        self.latent = (
+            []
+            if self.decode in ("max-marginal", "max-bracket")
+            and not model.members
+            and int(model.states.max()) == 1
+            and model.form == "probabilistic"
+            and np.allclose(model.binary, model.coarse.binary)
+            else [LatentGrammar.from_model(m, dtype=dtype) for m in models]
+        )
+        self.root_ok = np.array([not labels.is_intermediate(s) for s in g.symbols])
+        self.brackets = (
+            Brackets.of(g.symbols, g.is_preterminal) if self.decode == "max-bracket" else None
+        )
+        self.rules_by_word = RulesByWord(g)
+        self.stats = ParseStats()
+        self._backoff: Parser | None | bool = False  # built when first needed
+
+    @property
+    def backoff(self) -> Parser | None:
+        """The parser of the grammar one level coarser than this one's (``backoff``: for the
+        sentences no tree of this grammar covers; it backs off in turn); None for a grammar
+        binarized ``--vertical 1 --horizontal 0``."""
+        if self._backoff is False:
+            projected = coarser_pcfg(self.model)
+            self._backoff = (
+                None
+                if projected is None
+                else Parser(projected, replace(self.options, decode=self._marginal_decode()))
+            )
+        return self._backoff  # type: ignore[return-value]
+
+    def _marginal_decode(self) -> str:
+        """This parser's decoder if it needs only item posteriors (a bare PCFG has no rule
+        posteriors), else max-marginal."""
+        return self.decode if self.decode in ("max-marginal", "max-bracket") else "max-marginal"
+
+    # ------------------------------------------------------------------ public
+
+    def parse(
+        self,
+        sentences: Sequence[Sequence[str]],
+        progress: Callable[[int], None] | None = None,
+    ) -> list[ParseResult]:
+        """Parse every sentence (in order); ``progress(n)`` is called as sentences finish."""
+        t0 = time.perf_counter()
+        results: list[ParseResult | None] = [None] * len(sentences)
+        todo = []
+        for idx, words in enumerate(sentences):
+            if len(words) == 0:
+                results[idx] = ParseResult(None)
+            elif len(words) > self.max_length:
+                results[idx] = self.fallback(words, f"longer than {self.max_length} words")
+            else:
+                todo.append(idx)
+        done = len(sentences) - len(todo)
+        if progress and done:
+            progress(done)
+        # Similar lengths together keeps batches dense; results go back in input order.
+        todo.sort(key=lambda i: len(sentences[i]))
+        batches = blocks(todo, span_budget=SPAN_BUDGET, length=lambda i: len(sentences[i]))
+        for idxs in batches:
+            for idx, res in zip(idxs, self._parse_or_fall_back(sentences, idxs), strict=True):
+                results[idx] = res
+            if progress:
+                progress(len(idxs))
+        out = [r for r in results if r is not None]
+        assert len(out) == len(sentences)
+        self._back_off(sentences, out)
+        self.stats.sentences += len(sentences)
+        self.stats.seconds += time.perf_counter() - t0
+        for r in out:
+            if r.backoff:
+                self.stats.backoffs += 1
+            if r.fallback:
+                self.stats.fallbacks += 1
+                self.stats.reasons[r.fallback] = self.stats.reasons.get(r.fallback, 0) + 1
+        return out
+
+    # ------------------------------------------------------------------ internals
+
+    def _parse_or_fall_back(
+        self, sentences: Sequence[Sequence[str]], idxs: list[int]
+    ) -> list[ParseResult]:
+        """``_parse_batch`` of ``sentences[idxs]``; if their charts do not fit in memory,
+        each sentence alone, and a sentence whose chart alone does not fit gets its
+        fallback tree (the others still parse)."""
+        batch = [sentences[i] for i in idxs]
+        try:
+            return self._parse_batch(batch)
+        except MemoryError:
+            pass
+        if len(batch) == 1:
+            return [self.fallback(batch[0], OUT_OF_MEMORY)]
+        return [r for i in idxs for r in self._parse_or_fall_back(sentences, [i])]
+
+    def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:
+        """(span id, lexical rule, weight) triples scoring every word of the batch."""
+        return token_rules(self.model.grammar, self.rules_by_word, layout, sentences)
+
+    def coarse_pass(
+        self, layout: SpanLayout, sentences: Sequence[Sequence[str]]
+    ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's lexical triples (``_lexical``) and the coarse pass's items, posteriors
+        and log Z per sentence (``coarse_posteriors``)."""
+        g = self.model.grammar
+        lex = self._lexical(layout, sentences)
+        lex_span, lex_rule, lex_weight = lex
+        n1 = layout.block(1)
+        # Duplicate (word, pre-terminal) entries add up, as a sparse matrix's would.
+        lex_scores = np.zeros((n1.stop - n1.start, g.n_symbols))
+        np.add.at(
+            lex_scores,
+            (lex_span - n1.start, g.lexical[lex_rule, 0]),
+            self.model.coarse.lexical[lex_rule] * lex_weight,
+        )
+        t0 = time.perf_counter()
+        keys, mu, log_z = coarse_posteriors(self.coarse, layout, lex_scores, self.model.coarse.root)
+        self.stats.coarse_seconds += time.perf_counter() - t0
+        return lex, keys, mu, log_z
+
+    def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
+        g = self.model.grammar
+        layout = SpanLayout([len(s) for s in sentences])
+        (lex_span, lex_rule, lex_weight), keys, mu, log_z = self.coarse_pass(layout, sentences)
+        results: list[ParseResult | None] = [None] * len(sentences)
+        for s in np.flatnonzero(~np.isfinite(log_z)):
+            results[s] = self.fallback(sentences[s], NO_PARSE_COARSE)
+        ok = np.isfinite(log_z)
+        n = g.n_symbols
+        if not self.latent:
+            trees = self._decode(layout, keys // n, keys % n, mu, sentences)
+            for s in np.flatnonzero(ok):
+                results[s] = self._finish(sentences[s], trees[s], self.prune)
+            return [r for r in results if r is not None]
+
+        pending = np.flatnonzero(ok)
+        thresholds = self.thresholds()
+        item_sent = layout.span_sent[keys // n]
+        for attempt, thr in enumerate(thresholds):
+            if len(pending) == 0:
+                break
+            if attempt:
+                self.stats.retries += len(pending)
+            keep = np.zeros(len(sentences), dtype=bool)
+            keep[pending] = True
+            allowed = keys[(mu >= thr) & keep[item_sent]]
+            t0 = time.perf_counter()
+            charts = []
+            mrp = self.decode in ("max-rule-product", "variational")
+            for lg in self.latent:
+                lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
+                charts.append(latent_pass(lg, layout, allowed, lex, rules=mrp))
+                self.stats.latent_flops += charts[-1].flops
+            self.stats.latent_seconds += time.perf_counter() - t0
+            marg = combine([c.marginals() for c in charts], self.options.combine)
+            items = charts[0].keys  # the same allowed items in every model's chart
+            if mrp:
+                rules = [c.rules for c in charts if c.rules is not None]
+                trees = max_rule_trees(
+                    layout,
+                    items,
+                    n,
+                    marg,
+                    combine_rules(rules, self.options.combine),
+                    self.root_ok,
+                    self.symbols,
+                    sentences,
+                    variational=self.decode == "variational",
+                )
+            else:
+                trees = self._decode(layout, items // n, items % n, marg, sentences)
+            parsed = np.logical_and.reduce([np.isfinite(c.log_z) for c in charts])
+            still = []
+            for s in pending:
+                if parsed[s] and trees[s] is not None:
+                    results[s] = self._finish(sentences[s], trees[s], thr)
+                else:
+                    still.append(s)
+            pending = np.asarray(still, dtype=np.int64)
+        for s in pending:
+            results[s] = self.fallback(sentences[s], NO_PARSE_LATENT)
+        return [r for r in results if r is not None]
+
+    def _back_off(self, sentences: Sequence[Sequence[str]], results: list[ParseResult]) -> None:
+        """Sentences the grammar gave no tree, parsed with its coarser grammar when it has
+        one (their results replaced in place); the rest keep their fallback trees."""
+        todo = [
+            i for i, r in enumerate(results) if r.fallback in (NO_PARSE_COARSE, NO_PARSE_LATENT)
+        ]
+        if not todo or self.backoff is None:
+            return
+        for i, r in zip(todo, self.backoff.parse([sentences[i] for i in todo]), strict=True):
+            if r.fallback is None:
+                results[i] = ParseResult(r.tree, threshold=r.threshold, backoff=results[i].fallback)
+
+    def warm_up(self) -> None:
+        """Load the compiled kernels (numba's on-disk cache: 0.3 s) by parsing two words, so
+        that processes forked afterwards share them instead of each loading them."""
+        stats, self.stats = self.stats, ParseStats()
+        try:
+            self.parse([["the", "."]])  # any words do: unknown ones get every signature
+        finally:
+            self.stats = stats
+
+    def thresholds(self) -> list[float]:
+        """Pruning thresholds tried in turn for a sentence whose pruned chart has no parse:
+        the chosen one, 1000 times looser, none."""
+        return [self.prune, self.prune * 1e-3, 0.0] if self.prune > 0 else [0.0]
+
+    def _decode(self, layout, item_span, item_sym, score, sentences):
+        if self.decode == "max-bracket":
+            span_score, span_label = bracket_labels(
+                layout,
+                item_span,
+                item_sym,
+                score,
+                self.root_ok,
+                self.brackets,
+                self.options.bracket_threshold,
+            )
+        else:
+            span_score, span_label = best_labels(layout, item_span, item_sym, score, self.root_ok)
+        return goodman_trees(layout, span_score, span_label, self.symbols, sentences)
+
+    def _finish(self, words: Sequence[str], tree: Tree | None, thr: float) -> ParseResult:
+        if tree is None:
+            return self.fallback(words, "no tree")
+        return ParseResult(debinarize(tree), threshold=thr)
+
+    def fallback(self, words: Sequence[str], reason: str) -> ParseResult:
+        """Words tagged with their most likely pre-terminal, flat under the best root."""
+        g = self.model.grammar
+        coarse = self.model.coarse
+        by_word = self.rules_by_word
+        leaves = []
+        for t, word in enumerate(words):
+            best, tag = -1.0, None
+            for w in g.lexicon.lookup(word, t):
+                for rule in by_word.order[by_word.ptr[w] : by_word.ptr[w + 1]]:
+                    symbol = g.symbols[g.lexical[rule, 0]]
+                    if coarse.lexical[rule] > best and symbol != labels.WORD:
+                        best, tag = coarse.lexical[rule], symbol
+            base = labels.bottom_label(tag) if tag is not None else "XX"
+            leaves.append(Tree(base, [word]))
+        roots = np.where(self.root_ok & g.is_interterminal, coarse.root, -1.0)
+        label = labels.top_label(g.symbols[int(np.argmax(roots))]) if roots.max() > 0 else "S"
+        return ParseResult(Tree(label, leaves), fallback=reason)
