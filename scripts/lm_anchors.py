@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.lm.aggregate import (
+    AggregateEMOptions,
+    AggregatePivotEMOptions,
     Bigrams,
-    EMOptions,
-    PivotEMOptions,
     fit_aggregate,
     fit_r,
     pivot_s,
@@ -63,8 +63,8 @@ def scored(history: list[dict[str, Any]]) -> dict[str, Any]:
 
 def one(m: int, seed: int, vocab: Vocabulary, counts, dev1) -> dict[str, Any]:
     bigrams = Bigrams.of(counts)
-    em_opts = EMOptions(states=m, seed=seed)
-    pv_opts = PivotEMOptions(states=m, seed=seed)
+    em_opts = AggregateEMOptions(states=m, seed=seed)
+    pv_opts = AggregatePivotEMOptions(states=m, seed=seed)
     t0 = time.perf_counter()
     em = fit_aggregate("em", vocab, counts, dev1, em_opts)
     pivot_em = fit_aggregate("pivot+em", vocab, counts, dev1, pv_opts)

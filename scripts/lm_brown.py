@@ -114,7 +114,7 @@ def main() -> int:
     baselines = {}
     for order in (2, 3):
         t1 = time.perf_counter()
-        kn = kneserney.fit(train, options=KNOptions(order=order))
+        kn = kneserney.estimate(train, KNOptions(order=order))
         baselines[f"kn{order}"] = {
             "dev2": perplexity(kn, dev2).perplexity,
             "test": perplexity(kn, test).perplexity,

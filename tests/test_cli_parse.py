@@ -274,7 +274,7 @@ def test_train_pivot_and_pivot_em_then_parse(synthetic, tmp_path):
         str(both),
     )
     assert res.returncode == 0, res.stderr
-    assert "dev F1" in res.stderr.split("lpcfg: pivot:")[1].splitlines()[0]
+    assert "dev F1" in res.stderr.split("lpcfg: pivot:")[1].split("lpcfg: iteration")[0]
     assert "iteration   2" in res.stderr
     meta = LPCFG.load(both).meta
     assert meta["method"] == "pivot+em" and meta["chain"][0]["method"] == "pivot"

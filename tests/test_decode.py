@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.model.sampling import random_lpcfg
 from lpcfg_cli.parsing.decoders import Brackets, best_labels, bracket_labels, goodman_trees
-from lpcfg_cli.parsing.parser import Parser, ParserOptions, decoder
+from lpcfg_cli.parsing.dev_f1 import DevF1
+from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.parsing.parser_options import ParserOptions, resolve_decoder
 from lpcfg_cli.treebank.binarize import debinarize
 from lpcfg_cli.treebank.ptb import leaves
 from lpcfg_cli.treebank.tree import Tree
@@ -146,21 +148,24 @@ def test_max_bracket_tree_maximises_expected_brackets_minus_threshold(seed):
         assert sum(pooled[b] - theta for b in found) == pytest.approx(best, rel=1e-9)
 
 
-def test_auto_decodes_max_bracket_for_em_family_models_only():
-    """``auto``: max-bracket for EM and split-merge models (and a mean of them), Goodman's
-    max-marginal for the spectral papers' learners, the PCFG and a product of posteriors
-    (not posteriors itself). Every parse of a random grammar succeeds either way."""
+def test_auto_decodes_as_the_model_file_says():
+    """``auto``: the decoder the model's learner recorded (``meta["decode"]``); files from
+    before the record get the rule of their time from their method (max-bracket for EM and
+    split-merge, max-marginal for the rest); a product of posteriors (not posteriors
+    itself) max-marginal. Every parse of a random grammar succeeds either way."""
     random = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
     em = replace(random, meta={**random.meta, "method": "em"})
     sm = replace(random, meta={**random.meta, "method": "splitmerge"})
     auto = ParserOptions()
-    assert decoder(auto, em) == decoder(auto, sm) == "max-bracket"
+    assert resolve_decoder(auto, em) == resolve_decoder(auto, sm) == "max-bracket"
     for method in ("spectral", "pivot", "pivot+em", "pcfg"):
-        assert decoder(auto, replace(random, meta={"method": method})) == "max-marginal"
-    assert decoder(auto, em.bundle(sm)) == "max-marginal"  # a product
-    assert decoder(ParserOptions(combine="mean"), em.bundle(sm)) == "max-bracket"
-    assert decoder(ParserOptions(combine="mean"), em.bundle(random)) == "max-marginal"
-    assert decoder(ParserOptions(decode="max-bracket"), random) == "max-bracket"
+        assert resolve_decoder(auto, replace(random, meta={"method": method})) == "max-marginal"
+    recorded = replace(random, meta={"method": "spectral", "decode": "max-bracket"})
+    assert resolve_decoder(auto, recorded) == "max-bracket"  # the file's record wins
+    assert resolve_decoder(auto, em.bundle(sm)) == "max-marginal"  # a product
+    assert resolve_decoder(ParserOptions(combine="mean"), em.bundle(sm)) == "max-bracket"
+    assert resolve_decoder(ParserOptions(combine="mean"), em.bundle(random)) == "max-marginal"
+    assert resolve_decoder(ParserOptions(decode="max-bracket"), random) == "max-bracket"
     sentences = short_sentences(em, 12, 8, seed=5)
     results = Parser(em, ParserOptions(prune=0.0)).parse(sentences)
     assert all(r.fallback is None and r.tree is not None for r in results)
@@ -169,23 +174,23 @@ def test_auto_decodes_max_bracket_for_em_family_models_only():
 
 
 def test_dev_f1_decodes_as_the_learner_fitting_the_model_will(monkeypatch):
-    """While a learner fits, its models carry no method yet: dev F1 follows the learner's
-    method, the first one to score (a chain's, pivot+em's, for its EM step)."""
+    """While a learner fits, its models carry no decoder yet: dev F1 follows the learner's,
+    the first one to ask (a chain's, pivot+em's, for its EM step)."""
     seen = []
 
     def parse(model, sentences, options, jobs=1):
         seen.append(options.decode)
         return [], None
 
-    monkeypatch.setattr("lpcfg_cli.learners.selection.parse_sentences", parse)
-    dev = DevSet(paths=(), gold=[], sentences=[], trees=[])
+    monkeypatch.setattr("lpcfg_cli.parsing.dev_f1.parse_sentences", parse)
+    dev = DevTrees(paths=(), gold=[], sentences=[], trees=[], scorer=DevF1())
     model = random_lpcfg(n_inter=2, n_pre=2, n_words=4, states=2, seed=1)
     model = replace(model, meta={})  # a model in the making
-    for method, decode in (("em", "max-bracket"), ("splitmerge", "max-bracket")):
-        dev.for_method(method).f1(model)
+    for decode in ("max-bracket", "max-marginal"):
+        dev.decoding(decode).f1(model)
         assert seen[-1] == decode
-    chain = dev.for_method("pivot+em")
-    chain.for_method("em").f1(model)
+    chain = dev.decoding("max-marginal")  # pivot+em
+    chain.decoding("max-bracket").f1(model)  # its EM step asks second
     assert seen[-1] == "max-marginal"
-    dev.f1(replace(model, meta={"method": "em"}))  # a finished model says what it is
+    dev.f1(replace(model, meta={"method": "em"}))  # a finished model says what it wants
     assert seen[-1] == "max-bracket"

@@ -15,8 +15,8 @@ from lpcfg_cli.cli.group import main
 from lpcfg_cli.lm.aggregate import (
     OPTIONS,
     AggregateLM,
+    AggregatePivotOptions,
     Bigrams,
-    PivotOptions,
     em_step,
     fit_aggregate,
     random_start,
@@ -74,7 +74,7 @@ def matched_errors(got: AggregateLM) -> tuple[float, float]:
 def test_pivot_recovers_a_planted_model_up_to_a_permutation_better_with_more_data():
     """Measured: s errors 0.124, 0.039, 0.017 and r errors 0.079, 0.026, 0.013 for 10^4,
     10^5, 10^6 bigrams (about 1 / sqrt(n))."""
-    opts = PivotOptions(
+    opts = AggregatePivotOptions(
         states=M, anchor_pool=100.0, smoothing=(0.0,), r_iterations=2000, r_tol=1e-12
     )
     errors = []
@@ -100,7 +100,7 @@ def test_the_cca_ridge_keeps_rare_collocations_from_taking_the_pivot_directions(
     vocab = Vocabulary([*vocabulary().words, *(f"c{i}" for i in range(2 * pairs))])
     errors = {}
     for ridge in (0.0, 100.0):
-        opts = PivotOptions(
+        opts = AggregatePivotOptions(
             states=M,
             anchor_pool=10.0,  # the 30 most frequent next words: the planted ones
             smoothing=(0.0,),

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from lpcfg_cli.cli.group import main
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.archive import write_npz
+from lpcfg_cli.learners.registry import LM_METHODS as METHODS
 from lpcfg_cli.lm.corpus import Vocabulary
-from lpcfg_cli.lm.kneserney import KNOptions, fit
+from lpcfg_cli.lm.kneserney import KNOptions, estimate
 from lpcfg_cli.lm.lm_file import MODEL_CLASSES, load_lm, load_model, save_lm, save_model
-from lpcfg_cli.lm.methods import METHODS
 from lpcfg_cli.lm.perplexity import perplexity
 from tests.support import one_error
 
@@ -50,7 +50,7 @@ def test_train_then_perplexity_json_equals_the_library(d, method):
     res = invoke("perplexity", d / "m.npz", d / "test.txt", "--json")
     assert res.exit_code == 0, res.stderr
     got = json.loads(res.stdout)
-    want = perplexity(fit(sentences(TRAIN), None, KNOptions(order=int(method[2]))), sentences(TEST))
+    want = perplexity(estimate(sentences(TRAIN), KNOptions(order=int(method[2]))), sentences(TEST))
     assert got == {"perplexity": pytest.approx(want.perplexity, rel=1e-12), "tokens": 9, "oov": 2}
     human = invoke("perplexity", d / "m.npz", d / "test.txt")
     assert human.stdout == (
@@ -114,7 +114,7 @@ def test_lm_alone_prints_its_help():
 
 
 def test_the_same_model_gives_the_same_bytes(tmp_path):
-    model = fit(sentences(TRAIN), None, KNOptions(order=3))
+    model = estimate(sentences(TRAIN), KNOptions(order=3))
     save_model(tmp_path / "a.npz", model)
     save_model(tmp_path / "b.npz", model)
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()

@@ -12,7 +12,7 @@ import pytest
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.lm.corpus import Vocabulary
-from lpcfg_cli.lm.kneserney import KneserNey, KNOptions, estimate_discounts, fit
+from lpcfg_cli.lm.kneserney import KneserNey, KNOptions, estimate, estimate_discounts
 from lpcfg_cli.lm.perplexity import perplexity
 
 TINY = [
@@ -149,7 +149,7 @@ def test_fit_equals_the_plain_python_oracle(order, modified):
     extra *= 2
     train = generated(300, seed=1) + extra
     test = generated(40, seed=2) + [["w3", "zebra", "w3"], ["x1", "u3_0", "u4_0"]]
-    model = fit(train, None, KNOptions(order=order, modified=modified))
+    model = estimate(train, KNOptions(order=order, modified=modified))
     ev = model.vocab.events(test, order)
     np.testing.assert_allclose(
         model.probs(ev.context, ev.next), oracle_probs(train, test, order, modified), rtol=1e-10
@@ -170,7 +170,7 @@ def test_fit_equals_the_plain_python_oracle(order, modified):
     ],
 )
 def test_every_distribution_sums_to_one_over_all_ids_but_bos(options):
-    model = fit(generated(200, seed=3), None, options)
+    model = estimate(generated(200, seed=3), options)
     v = len(model.vocab)
     contexts = list(itertools.product(range(v), repeat=options.order - 1))
     ctx = np.repeat(np.array(contexts, dtype=np.int64), v, axis=0)
@@ -201,7 +201,7 @@ def test_options_are_checked():
 
 
 def test_arrays_round_trip_and_bad_arrays_are_refused():
-    model = fit(TINY, None, KNOptions(order=3))
+    model = estimate(TINY, KNOptions(order=3))
     arrays, meta = model.to_arrays()
     again = KneserNey.from_arrays(model.vocab, arrays, meta)
     ev = model.vocab.events(TINY, 3)

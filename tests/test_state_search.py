@@ -1,5 +1,5 @@
-"""Per-nonterminal state counts chosen on dev F1 (``selection.search_states``, spectral
-``--state-search``; Narayan & Cohen 2016)."""
+"""Per-nonterminal state counts chosen on dev F1 (``statesearch.search_states``, spectral
+and pivot ``--state-search`` through ``selection.StateSelection``; Narayan & Cohen 2016)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.indexed import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.consistency import pivot_lpcfg
-from lpcfg_cli.learners.pivot import PivotEstimator, PivotLearner, PivotOptions
-from lpcfg_cli.learners.selection import DevSet, search_states
-from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralLearner, SpectralOptions
+from lpcfg_cli.learners.pivot import PivotEstimator, PivotOptions
+from lpcfg_cli.learners.registry import learner
+from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
+from lpcfg_cli.learners.statesearch import search_states
 from lpcfg_cli.model.sampling import sample_trees
+from lpcfg_cli.parsing.dev_f1 import read_dev_trees
 from lpcfg_cli.treebank.ptb import format_tree
 from tests.support import invoke
 
@@ -103,22 +106,27 @@ def test_model_for_is_the_model_of_the_same_counts(synthetic):
         est.model_for(est.bounds() + 1)
 
 
-def _learning(synthetic, tmp_path) -> tuple[TrainingData, DevSet, Path]:
+def _learning(synthetic, tmp_path) -> tuple[TrainingData, DevTrees, Path]:
     """The synthetic training trees as learners take them, and the held-out ones as a dev
-    file and ``DevSet``."""
+    file and dev trees scored by parsing."""
     train, dev_trees = synthetic
     dev_file = tmp_path / "dev.mrg"
     dev_file.write_text("".join(format_tree(t, root="TOP") + "\n" for t in dev_trees))
     grammar, bank = build_grammar(train, rare=0)
-    return TrainingData(grammar, bank, {}, train), DevSet.read([str(dev_file)]), dev_file
+    return TrainingData(grammar, bank, {}, train), read_dev_trees([str(dev_file)]), dev_file
 
 
 def test_spectral_state_search_keeps_its_best_on_dev(synthetic, tmp_path):
     data, dev, _ = _learning(synthetic, tmp_path)
-    options = SpectralOptions(
-        states=(1,), state_count=0, state_search=2, search_states=(1, 2), search_symbols=3
+    spectral = learner(
+        "spectral",
+        states=(1,),
+        state_count=0,
+        state_search=2,
+        search_states=(1, 2),
+        search_symbols=3,
     )
-    model = SpectralLearner(options).fit(data, dev=dev)
+    model = spectral.fit(data, dev=dev)
     history = model.meta["state_search"]
     start, tried = history[0], history[1:]
     assert start["symbol"] is None and tried
@@ -161,10 +169,15 @@ def test_pivot_model_for_caps_symbols_one_at_a_time(synthetic):
 
 def test_pivot_state_search_records_its_choice(synthetic, tmp_path):
     data, dev, dev_file = _learning(synthetic, tmp_path)
-    options = PivotOptions(
-        states=2, state_count=0, state_search=1, search_states=(1, 2, 3), search_symbols=2
+    pivot = learner(
+        "pivot",
+        states=2,
+        state_count=0,
+        state_search=1,
+        search_states=(1, 2, 3),
+        search_symbols=2,
     )
-    model = PivotLearner(options).fit(data, dev=dev)
+    model = pivot.fit(data, dev=dev)
     history = model.meta["state_search"]
     # Each symbol tries 1: 3 would pad every symbol to 3 states, and is above --states.
     assert history[0]["symbol"] is None and len(history) == 1 + 2

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import signal
+import string
+from collections.abc import Callable
+from typing import Any
 
 
 class LpcfgError(Exception):
@@ -19,11 +22,34 @@ class LpcfgError(Exception):
         self.source = source
         self.line = line
 
+    def place(self) -> str:
+        """``FILE:LINE: ``, ``FILE: `` or nothing: where the problem is."""
+        if self.source is None:
+            return ""
+        return f"{self.source}:{self.line}: " if self.line is not None else f"{self.source}: "
+
     def __str__(self) -> str:
-        where = ""
-        if self.source is not None:
-            where = f"{self.source}:{self.line}: " if self.line is not None else f"{self.source}: "
-        return f"{where}{self.message}"
+        return f"{self.place()}{self.message}"
+
+
+class ParameterError(LpcfgError):
+    """A value the library's options cannot take, or a combination of them it cannot fit,
+    told in the parameters' own names: the template names each parameter in braces
+    (``"a {states} grid needs {dev} to choose among its values"``). ``str()`` gives the
+    library's wording (``a states grid needs dev ...``); the command line renders each name
+    as the flag that sets it (``--states``, ``--dev``: ``render``)."""
+
+    def __init__(self, template: str, **values: Any) -> None:
+        self.template = template
+        self.values = values
+        self.names = [f for _, f, _, _ in string.Formatter().parse(template) if f]
+        super().__init__(self.render(lambda name: name))
+
+    def render(self, name_of: Callable[[str], str]) -> str:
+        """The message with each parameter written ``name_of(parameter)``."""
+        return self.template.format(
+            **{n: name_of(n) for n in self.names if n not in self.values}, **self.values
+        )
 
 
 class CheckFailed(LpcfgError):

@@ -24,6 +24,8 @@ from typing import Any
 
 from lpcfg_cli.errors import LpcfgError
 
+SEED_HELP = "Random seed (a whole number >= 0); the same seed gives the same result."
+
 
 @dataclass(frozen=True)
 class Spec:

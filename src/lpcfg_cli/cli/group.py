@@ -18,8 +18,8 @@ import click
 
 from lpcfg_cli import __version__, errors
 from lpcfg_cli.cli.names import SHORT_HELP, SUBCOMMANDS
-from lpcfg_cli.cli.options import guard_outputs, quiet_param
-from lpcfg_cli.errors import LpcfgError, Terminated
+from lpcfg_cli.cli.options import flag_of, guard_outputs, quiet_param
+from lpcfg_cli.errors import LpcfgError, ParameterError, Terminated
 
 # Subcommands are imported only when they run (or when all are needed: --config).
 # Importing all of them took 1.2-1.9 s of every call (the learners pull in scipy.optimize,
@@ -99,6 +99,8 @@ class LpcfgGroup(click.Group):
             _fail(f"{exc.format_message()}{hint}", 2)
         except click.ClickException as exc:
             _fail(exc.format_message(), exc.exit_code)
+        except ParameterError as exc:  # the library names parameters; here they are flags
+            _fail(exc.place() + exc.render(flag_of), exc.exit_code)
         except LpcfgError as exc:
             _fail(str(exc), exc.exit_code)
         except (BrokenPipeError, _StdoutClosed):

@@ -1,6 +1,6 @@
 """`lpcfg lm`: bigram and trigram language models of text (one sentence per line).
 
-``lpcfg lm train`` fits a model by one of the methods of ``lm.methods.METHODS`` (options
+``lpcfg lm train`` fits a model by one of the methods of ``learners.registry.LM_METHODS`` (options
 derived from their dataclasses, as for ``lpcfg train``) and writes a model file;
 ``lpcfg lm perplexity`` scores a text with one (``lm.evaluate.perplexity``), ``lpcfg lm
 score`` each of its lines (``lm.evaluate.sentence_scores``).
@@ -33,21 +33,16 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.protocol import Progress
+from lpcfg_cli.learners.registry import LM_METHODS as METHODS
+from lpcfg_cli.learners.registry import learner
 from lpcfg_cli.lm.corpus import Sentence, read_corpus
 from lpcfg_cli.lm.lm_file import load_model, save_model
-from lpcfg_cli.lm.methods import METHODS, OPTION_CLASSES
 from lpcfg_cli.lm.perplexity import LanguageModel, sentence_scores
 from lpcfg_cli.lm.perplexity import perplexity as text_perplexity
 from lpcfg_cli.treebank.sentences import blocks, read_sentences
 
-
-def _owner(cls: type) -> str:
-    names = [m.name for m in METHODS.values() if m.options is cls]
-    return ", ".join(names) or "the aggregate learners (not registered yet)"
-
-
-OWNERS = [(_owner(cls), cls, {}) for cls in OPTION_CLASSES]
-HYPER = list(dict.fromkeys(f.name for cls in OPTION_CLASSES for f, _ in hyper_fields(cls)))
+OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
+HYPER = list(dict.fromkeys(f.name for _, cls, _ in OWNERS for f, _ in hyper_fields(cls)))
 
 
 @click.group(name="lm", invoke_without_command=True, no_args_is_help=False)
@@ -119,7 +114,10 @@ def train(
       lpcfg lm train --method kn3 --no-modified data/brown/train.txt -o kn3u.npz
     """
     spec = METHODS[method]
-    if not spec.takes_dev:
+    fitter = learner(
+        method, family="lm", **{k: v for k, v in hyper.items() if spec.uses(k) and v is not None}
+    )
+    if not fitter.takes_dev:
         unused(ctx, "dev", f"with --method {method} (it has nothing to select)")
     for name in HYPER:
         if given(ctx, name) is not None and not spec.uses(name):
@@ -127,14 +125,11 @@ def train(
             unused(ctx, name, f"with --method {method} (used by {users or 'no method yet'})")
     if given(ctx, "discount") is not None:
         unused(ctx, "modified", "with --discount (one fixed discount at every order)")
-    options = spec.make_options(
-        **{k: v for k, v in hyper.items() if spec.uses(k) and v is not None}
-    )
     t0 = time.perf_counter()
     sentences = _read(text, "training text", encoding)
     dev_sentences = _read(dev, "dev text", encoding) if dev else None
     report(f"{len(sentences)} sentences, {sum(map(len, sentences))} tokens")
-    model = spec.fit(sentences, dev_sentences, options, Progress(report=report, bar=progress_bar))
+    model = fitter.fit(sentences, dev_sentences, progress=Progress(report=report, bar=progress_bar))
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
     save_model(output, model)
     where = "<stdout>" if output == "-" else output

@@ -9,6 +9,7 @@ terminal unless ``--progress`` asks for them, so a log file gets the summaries, 
 from __future__ import annotations
 
 import math
+import string
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -88,6 +89,24 @@ class FiniteFloat(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
+
+
+# Parameters whose flag is not their name: the library's name -> the command line's flag.
+FLAGS = {"start": "--init", "caps": "--cap", "count": "-n"}
+
+
+def flag_of(name: str) -> str:
+    """The flag that sets the library parameter ``name`` (``states`` -> ``--states``,
+    ``dev_f1_every`` -> ``--dev-f1-every``, ``start`` -> ``--init``)."""
+    return FLAGS.get(name) or "--" + name.replace("_", "-")
+
+
+def render(template: str, **values: str) -> str:
+    """A library text that names parameters in braces (a reason of ``Learner.inert``, an
+    ``errors.ParameterError``) with each name written as its flag; ``values`` give other
+    fields (``method="--method em"``)."""
+    names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    return template.format(**{n: values.get(n, flag_of(n)) for n in names})
 
 
 def output_option(what: str) -> Callable[[Any], Any]:

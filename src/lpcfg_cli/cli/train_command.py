@@ -23,6 +23,7 @@ from lpcfg_cli.cli.options import (
     model_output_option,
     progress_bar,
     progress_option,
+    render,
     report,
     skip_bad_option,
     unused,
@@ -31,14 +32,16 @@ from lpcfg_cli.cli.options import (
 )
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import display_name
+from lpcfg_cli.grammar.heldout import DevText, DevTrees
 from lpcfg_cli.grammar.training_data import DataOptions, TrainingData, prepare, prepare_text
 from lpcfg_cli.hyperparams import hyper_fields
+from lpcfg_cli.learners.chain import Chain
 from lpcfg_cli.learners.ensemble import Ensemble, EnsembleOptions
-from lpcfg_cli.learners.protocol import Chain, Learner, Progress
+from lpcfg_cli.learners.protocol import Learner, Progress
 from lpcfg_cli.learners.registry import METHODS, binarization
 from lpcfg_cli.learners.registry import learner as build
-from lpcfg_cli.learners.selection import DevSet, DevText
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.dev_f1 import read_dev_trees
 from lpcfg_cli.treebank.binarize import BinarizeOptions
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
@@ -163,12 +166,12 @@ def command(
         raise LpcfgError(
             "--init with --input text needs a model trained from text (one symbol)", source=init
         )
-    dev_set: DevSet | DevText | None = None
+    dev_set: DevTrees | DevText | None = None
     if dev:
         dev_set = (
             DevText.read([dev], encoding=encoding)
             if text
-            else DevSet.read([dev], jobs=usable_jobs(jobs), encoding=encoding)
+            else read_dev_trees([dev], jobs=usable_jobs(jobs), encoding=encoding)
         )
     t0 = time.perf_counter()
     if text:
@@ -272,12 +275,13 @@ def _check_unused(
             else "EM only"
         )
         unused(ctx, "init", f"with --method {method} ({why})")
-    inert = learner.inert(dev is not None, "with --init" if init else None)
+    inert = learner.inert(dev is not None, init is not None)
     for name in HYPER:
         if given(ctx, name) is None:
             continue
         if name in inert:
-            unused(ctx, name, inert[name], refuse=name != "seed")
+            why = render(inert[name], method=f"--method {method}")
+            unused(ctx, name, why, refuse=name != "seed")
         elif not METHODS[method].uses(name):
             users = ", ".join(m.name for m in METHODS.values() if m.uses(name))
             unused(ctx, name, f"with --method {method} (used by {users})")

@@ -15,9 +15,11 @@ maximises the likelihood of the skeletal trees.
   once and reused every iteration (``engine.latent.PlanCache``). Merged identical trees
   (``TrainingData.weights``) count as often as they were seen.
 - M-step: expected counts normalised per (symbol, state).
-- Selection: with dev trees, the iteration with the best dev F1 (scored every
-  ``dev_f1_every`` iterations and at the end) is kept and training stops after ``patience``
-  scores without improvement (``selection.Patience``); without dev F1 the last iteration.
+- Selection: each iteration is a step of ``selection.Iterative``; alone, EM keeps the last.
+  Wrapped in ``selection.EarlyStopping`` (the ``em`` method), the iteration with the best dev
+  F1 (scored every ``dev_f1_every`` iterations and at the end) is kept, or from text the
+  best dev log-likelihood, and training stops after ``patience`` scores without
+  improvement.
 - Smoothing (optional, on by default): each rule's distribution for a state is pulled
   toward the average over the parent's states by ``smoothing`` (Petrov et al. 2006), and
   every lexical distribution is interpolated with the treebank PCFG's tied lexicon by
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,15 +57,15 @@ from lpcfg_cli.engine.tree_charts import (
     log_probabilities,
 )
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.grammar.heldout import DevText, DevTrees
 from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
-from lpcfg_cli.learners.protocol import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
-from lpcfg_cli.learners.selection import DevSet, DevText
+from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
+from lpcfg_cli.learners.selection import Iterate, Iterative
 from lpcfg_cli.learners.split import random_model, split_model
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
-from lpcfg_cli.numerics.patience import Patience
 
 
 @dataclass(frozen=True)
@@ -84,10 +87,6 @@ class EMOptions:
     noise: float = hyper(
         0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
     )
-    dev_f1_every: int = hyper(
-        5, "With --dev: parse and score the dev set every N EM iterations.", min=1
-    )
-    patience: int = 2  # dev F1 scores without improvement before stopping
     lexicon_smoothing: float = 0.05  # weight of the treebank lexicon in every emission
 
     def __post_init__(self) -> None:
@@ -264,33 +263,36 @@ def _lexical_mass(grammar: Grammar, lexical: np.ndarray) -> np.ndarray:
     return mass[grammar.lexical[:, 0]]
 
 
-class EMLearner(Learner):
-    """EM from the split treebank PCFG or from a start model (see the module docstring)."""
+class EMLearner(Iterative):
+    """EM from the split treebank PCFG or from a start model (see the module docstring):
+    each step one iteration; alone it keeps the last, ``selection.EarlyStopping`` the best
+    on dev data."""
 
     method = "em"
     Options = EMOptions
+    decode = "max-bracket"
     takes_start = True
     takes_text = True
     takes_weights = True
+    unit = "iteration"
 
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
         out = {}
         if start:
-            out["states"] = f"{start} (the start model's states are kept)"
-            out["noise"] = f"{start} (it perturbs the split PCFG EM starts from otherwise)"
-            out["seed"] = f"{start} (it only perturbs the split PCFG)"
-        if not dev:
-            out["dev_f1_every"] = "without --dev (it sets how often dev F1 is computed)"
+            out["states"] = "with {start} (the start model's states are kept)"
+            out["noise"] = "with {start} (it perturbs the split PCFG EM starts from otherwise)"
+            out["seed"] = "with {start} (it only perturbs the split PCFG)"
         return out
 
-    def _fit(
+    def iterates(
         self,
         data: TrainingData,
-        dev: DevSet | DevText | None,
+        dev: DevTrees | DevText | None,
         start: LPCFG | None,
         progress: Progress,
-    ) -> LPCFG:
-        """EM on ``data``'s trees or sentences; returns the selected iteration's model."""
+    ) -> Iterator[Iterate]:
+        """EM iterations on ``data``'s trees or sentences, each a step with the dev
+        log-likelihood as its held-out score."""
         opts, grammar, text = self.options, data.grammar, data.text
         pcfg = (
             string_pcfg(grammar, text)
@@ -314,56 +316,57 @@ class EMLearner(Learner):
             plan = Trees(grammar, data.bank, m, data.weights)
             dev_plan = _dev_trees(grammar, dev, m, progress) if dev is not None else None
             n_roots = data.bank.n_trees if data.weights is None else float(data.weights.sum())
-        f1 = dev is not None and text is None  # no F1 without trees
         # The tied PCFG lexicon, as a per-symbol distribution over its words.
         prior = pcfg.lexical.copy()
         mass = np.bincount(grammar.lexical[:, 0], prior, minlength=grammar.n_symbols)
         prior = prior / np.where(mass > 0, mass, 1.0)[grammar.lexical[:, 0]]
         options = {**to_dict(opts), "states": m, "init": start.meta.get("method", "split pcfg")}
-        base_meta = {**data.meta(), "method": "em", "em": options}
-        history: list[dict[str, Any]] = []
-        # Selection: best dev F1 with patience; else best dev log-likelihood (with patience
-        # from text); else the last.
-        keep: Patience[tuple[int, Params]] = Patience(opts.patience)
         previous = None
         with progress.bar(total=opts.iterations, desc="em", unit="it") as bar:
             for it in range(1, opts.iterations + 1):
                 t0 = time.perf_counter()
                 stats = e_step(params, plan)
                 params = m_step(
-                    grammar,
-                    params,
-                    stats,
-                    n_roots,
-                    opts.smoothing,
-                    prior,
-                    opts.lexicon_smoothing,
+                    grammar, params, stats, n_roots, opts.smoothing, prior, opts.lexicon_smoothing
                 )
                 record: dict[str, Any] = {"iteration": it, "train_loglik": stats.loglik}
+                heldout = None
                 if dev_plan is not None:
-                    record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
-                last = it == opts.iterations
+                    heldout = record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
                 converged = previous is not None and abs(stats.loglik - previous) <= (
                     opts.tol * abs(previous)
                 )
                 if text is None:
                     record["dev_f1"] = None
-                if f1 and (it % opts.dev_f1_every == 0 or last or converged):
-                    record["dev_f1"] = float(dev.f1(params.to_model(grammar, coarse, {})))
-                record["seconds"] = round(time.perf_counter() - t0, 3)
-                history.append(record)
                 bar.update(1)
-                progress.report(_iteration_line(record))
-                score = record["dev_f1"] if f1 else record.get("dev_loglik")
-                if score is not None:
-                    keep.offer(score, (it, params))
-                if converged or (dev is not None and keep.stop):
-                    break
+                yield Iterate(
+                    it,
+                    record,
+                    lambda params=params: params.to_model(grammar, coarse, {}),
+                    (params, grammar, coarse, options),
+                    t0,
+                    heldout,
+                    converged,
+                    it == opts.iterations,
+                )
                 previous = stats.loglik
-        selected, chosen = keep.best if keep.best is not None else (len(history), params)
-        progress.report(f"selected iteration {selected} of {len(history)}")
-        final_meta = {**base_meta, "history": history, "selected_iteration": selected}
-        return chosen.to_model(grammar, coarse, final_meta)
+
+    def finish(
+        self, data: TrainingData, chosen: Iterate, history: list[dict[str, Any]], extra: dict
+    ) -> LPCFG:
+        params, grammar, coarse, options = chosen.state
+        meta = {
+            **data.meta(),
+            "method": "em",
+            "em": options,
+            "history": history,
+            "selected_iteration": chosen.index,
+            **extra,
+        }
+        return params.to_model(grammar, coarse, meta)
+
+    def line(self, record: dict[str, Any]) -> str:
+        return _iteration_line(record)
 
 
 def _check_start(start: LPCFG, grammar: Grammar) -> None:
@@ -380,9 +383,11 @@ def _check_start(start: LPCFG, grammar: Grammar) -> None:
         raise LpcfgError("EM needs a probabilistic start model (not a spectral one)")
 
 
-def _dev_trees(grammar: Grammar, dev: DevSet | DevText, m: int, progress: Progress) -> Trees | None:
+def _dev_trees(
+    grammar: Grammar, dev: DevTrees | DevText, m: int, progress: Progress
+) -> Trees | None:
     """The dev trees compiled against ``grammar`` (those using unseen rules left out)."""
-    if not isinstance(dev, DevSet):
+    if not isinstance(dev, DevTrees):
         raise LpcfgError("dev sentences without trees need training sentences without trees")
     dev_bank, dropped = dev.compiled(grammar)
     if dropped:
@@ -394,7 +399,7 @@ def _dev_trees(grammar: Grammar, dev: DevSet | DevText, m: int, progress: Progre
 
 
 def _dev_strings(
-    grammar: Grammar, coarse: PCFGParams, dev: DevSet | DevText, m: int, progress: Progress
+    grammar: Grammar, coarse: PCFGParams, dev: DevTrees | DevText, m: int, progress: Progress
 ) -> Strings | None:
     """The distinct dev sentences (words of dev trees, or dev text) with their counts,
     looked up as ``lpcfg score`` looks them up; those with a word the lexicon cannot score

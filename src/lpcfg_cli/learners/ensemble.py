@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.learners.protocol import Learner, Progress
-from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.learners.selection import scores_f1
 from lpcfg_cli.model.lpcfg import LPCFG
 
 
@@ -43,24 +44,26 @@ class Ensemble(Learner):
         self.method = method
         self.members = members
         self.options = EnsembleOptions(len(members))
-        self.takes_dev = members[0].takes_dev
-        self.takes_start = members[0].takes_start
+        self.decode = members[0].decode  # type: ignore[misc]
+        self.takes_dev = members[0].takes_dev  # type: ignore[misc]
+        self.takes_start = members[0].takes_start  # type: ignore[misc]
+
+    def option_values(self) -> list[Any]:
+        return [self.options, *self.members[0].option_values()]
 
     def check(self, dev: bool) -> None:
         self.members[0].check(dev)
 
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
         return self.members[0].inert(dev, start)
 
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def _fit(self, data: TrainingData, dev: Any, start: LPCFG | None, progress: Progress) -> LPCFG:
         models = []
         for i, learner in enumerate(self.members):
             progress.report(f"ensemble member {i + 1} of {len(self.members)}")
             models.append(learner.fit(data, dev, start, progress))
         model = models[0].bundle(*models[1:])
-        if dev is not None:
+        if scores_f1(dev):
             t0 = time.perf_counter()
             model.meta["ensemble_dev_f1"] = round(dev.f1(model), 2)
             progress.report(

@@ -16,7 +16,6 @@ import numpy as np
 from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
 from lpcfg_cli.grammar.training_data import Sentences, TrainingData
 from lpcfg_cli.learners.protocol import Learner, Progress
-from lpcfg_cli.learners.selection import DevSet
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 
 
@@ -137,16 +136,15 @@ class PCFGLearner(Learner):
 
     method = "pcfg"
     Options = PCFGOptions
+    decode = "max-marginal"
     takes_dev = False
     takes_weights = True
 
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
         return {
-            "states": "with --method pcfg (the treebank PCFG has one state per symbol)",
-            "seed": "with --method pcfg (it is deterministic)",
+            "states": "with {method} (the treebank PCFG has one state per symbol)",
+            "seed": "with {method} (it is deterministic)",
         }
 
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def _fit(self, data: TrainingData, dev: None, start: None, progress: Progress) -> LPCFG:
         return train_pcfg(data.grammar, data.bank, data.meta(), data.weights)

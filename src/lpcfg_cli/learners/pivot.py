@@ -48,22 +48,15 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners import statesearch
+from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.products import accumulate_outer, apply_rules
-from lpcfg_cli.learners.protocol import (
-    MAX_STATES,
-    SEED_HELP,
-    STATES_HELP,
-    Learner,
-    Progress,
-)
-from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
+from lpcfg_cli.learners.selection import Decomposable
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.numerics.anchors import anchor_posteriors, cca_vectors
 from lpcfg_cli.treebank.tree import Tree
@@ -107,9 +100,6 @@ class PivotOptions:
         "frequency cap).",
         min=0.0,
     )
-    state_search: int = statesearch.state_search_field()
-    search_states: tuple[int, ...] = statesearch.search_states_field()
-    search_symbols: int = statesearch.search_symbols_field()
     seed: int = hyper(0, SEED_HELP, min=0)
     rule_inside: tuple[str, ...] = ("node_rule",)
     rule_outside: tuple[str, ...] = ("parent", "parent2")
@@ -301,7 +291,7 @@ class PivotEstimator:
     ) -> LPCFG:
         """The probabilistic model with ``m`` states per symbol."""
         if m < 1:
-            raise LpcfgError("--states must be at least 1")
+            raise ParameterError("{states} must be at least 1")
         return self.model_for(np.full(self.grammar.n_symbols, m), meta, progress)
 
     def bounds(self) -> np.ndarray:
@@ -484,58 +474,42 @@ class PivotEstimator:
         )
 
 
-class PivotLearner(Learner):
-    """The pivot learner (Cohen & Collins 2014); with dev trees, its dev F1 is recorded."""
+class PivotLearner(Decomposable):
+    """The pivot learner (Cohen & Collins 2014): ``selection.StateSelection`` records its
+    dev F1 and runs ``state_search``."""
 
     method = "pivot"
     Options = PivotOptions
+    decode = "max-marginal"
 
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def estimator(self, data: TrainingData, largest: int, progress: Progress) -> PivotEstimator:
+        """The features and CCA of the training trees (each symbol's decomposition is made
+        per model, with its own cap)."""
         if data.originals is None:
             raise LpcfgError("the pivot learner needs the original training trees")
+        return PivotEstimator(data.grammar, data.bank, data.originals, self.options)
+
+    def model(self, est: PivotEstimator, m: int, data: TrainingData, progress: Progress) -> LPCFG:
         t0 = time.perf_counter()
-        g = data.grammar
-        est = PivotEstimator(g, data.bank, data.originals, self.options)
-        with progress.bar(total=g.n_symbols, desc="pivot", unit="nt") as bar:
-            model = est.model(self.options.states, data.meta(), progress=bar.update)
+        with progress.bar(total=est.grammar.n_symbols, desc="pivot", unit="nt") as bar:
+            model = est.model(m, data.meta(), progress=bar.update)
         sec = model.meta["pivot_seconds"]
         distinct = list(model.meta["distinct_states"].values())
-        line = (
+        progress.report(
             f"pivot: {sum(distinct)} distinct states, decomposition "
             f"{sec['decomposition']:.1f} s, rules {sec['rules']:.1f} s, total "
             f"{time.perf_counter() - t0:.1f} s"
         )
-        if dev is not None:
-            t1 = time.perf_counter()
-            model.meta["dev_f1"] = round(dev.f1(model), 2)
-            line += f", dev F1 {model.meta['dev_f1']:.2f} ({time.perf_counter() - t1:.1f} s)"
-        progress.report(line)
-        if self.options.state_search and dev is not None:
-            meta = data.meta()
-            model = statesearch.tune_states(
-                lambda caps: est.model_for(caps, meta),
-                np.full(g.n_symbols, self.options.states),
-                g,
-                est.counts,
-                # Every symbol is padded to the largest count, so one count above --states
-                # would make the rule step and the parser pay for it everywhere (measured:
-                # NP at 24 of m = 16 took 170 s to build and score, NP at 8 took 38 s).
-                np.minimum(est.bounds(), self.options.states),
-                self.options,
-                dev,
-                progress,
-                scored=(model, model.meta["dev_f1"]),
-            )
-            model.meta["dev_f1"] = max(r["dev_f1"] for r in model.meta["state_search"])
         return model
 
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
-        return {} if self.options.state_search else dict(statesearch.SEARCH_INERT)
+    def model_for(self, est: PivotEstimator, states: np.ndarray, data: TrainingData) -> LPCFG:
+        return est.model_for(states, data.meta())
 
-    def check(self, dev: bool) -> None:
-        statesearch.check_search(self.options, dev)
+    def search_bounds(self, est: PivotEstimator, m: int) -> np.ndarray:
+        """Each symbol's frequency bound, and at most ``m``: every symbol is padded to the
+        largest count, so one count above ``m`` would make the rule step and the parser pay
+        for it everywhere."""
+        return np.minimum(est.bounds(), m)
 
 
 def _expand(g: Grammar, k: np.ndarray, m: int, binary, lexical, root):

@@ -2,25 +2,39 @@
 
 In the scikit-learn spirit: a learner is built from a frozen options dataclass (its
 hyper-parameters, documented with ``hyperparams.hyper``), and
-``fit(data, dev=None, start=None, progress=SILENT)`` returns an ``LPCFG``, keeping no state
-between calls. ``dev`` (a ``selection.DevSet``, or a ``DevText`` for data read from text)
-is for the learner's model selection; ``start`` is a model to start from, for learners that
-refine one (EM). Only learners with ``takes_text`` learn from text (``TrainingData.text``).
-A ``Chain`` of learners fits each from the previous one's model: ``pivot+em`` is Pivot then
-EM.
+``fit(data, dev=None, start=None, progress=SILENT)`` returns a model, keeping no state between
+calls. One protocol for every family of learner, each with its data and model:
+
+- ``parsing``: ``grammar.training_data.TrainingData`` -> ``model.lpcfg.LPCFG`` (the treebank
+  PCFG, EM, split-merge, spectral, pivot, the WCFGs); ``dev`` is ``grammar.heldout.DevTrees``
+  (scored by a scorer handed in with them) or ``DevText``; the learner records in the model
+  the decoder its models want (``decode``), which the parser reads.
+- ``lm``: sentences -> a language model (``lm``); ``dev`` is ``DevText``.
+- ``topology``: sentences or exact moments -> a topology model (``topology_models``).
+
+``start`` is a model to start from, for learners that refine one (EM). Model selection is a
+wrapper around a learner (``learners.selection``: early stopping, state grids and search),
+chaining is ``learners.chain.Chain`` (``pivot+em`` is Pivot then EM), ensembles
+``learners.ensemble.Ensemble``; ``learners.registry`` composes them per method.
+
+``check`` and ``inert`` speak in parameter names: ``errors.ParameterError`` templates and
+reasons with ``{dev}``, ``{start}`` and ``{method}`` for the command line to render as
+its flags.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import ParameterError
+from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.learners.selection import DevSet, DevText
-from lpcfg_cli.model.lpcfg import LPCFG, check_size
+from lpcfg_cli.model.lpcfg import check_size
+
+PARSING, LM, TOPOLOGY = "parsing", "lm", "topology"
 
 
 class _NoBar:
@@ -50,20 +64,24 @@ SILENT = Progress()
 # a model too large for this machine before anything is allocated.
 MAX_STATES = 1024
 
-SEED_HELP = "Random seed (a whole number >= 0); the same seed gives the same result."
 STATES_HELP = (
     "Latent states per nonterminal (upper bound where a method adapts it); spectral "
-    "with --dev also takes a comma-separated grid, e.g. 8,16,24,32."
+    "and pivot with --dev also take a comma-separated grid, e.g. 8,16,24,32."
 )
 
 
 class Learner:
     """The protocol every learner follows, and what they share: built from ``Options`` (a
-    frozen dataclass; its defaults when None); ``fit`` checks what every learner checks and
-    runs the method's ``_fit``; ``inert`` and ``check`` say nothing unless overridden."""
+    frozen dataclass; its defaults when None); ``fit`` checks what every learner checks,
+    runs the method's ``_fit`` and records the decoder; ``inert`` and ``check`` say nothing
+    unless overridden."""
 
     method: ClassVar[str]
+    family: ClassVar[str] = PARSING
     Options: ClassVar[type]
+    # Parsing: the decoder this learner's models want (``parsing.parser_options``); the
+    # measurements behind each choice are in ``learners.registry``.
+    decode: ClassVar[str | None] = None
     takes_dev: ClassVar[bool] = True
     takes_start: ClassVar[bool] = False
     takes_text: ClassVar[bool] = False  # learns from sentences without trees (EM)
@@ -74,89 +92,62 @@ class Learner:
 
     def fit(
         self,
-        data: TrainingData,
-        dev: DevSet | DevText | None = None,
-        start: LPCFG | None = None,
+        data: Any,
+        dev: Any = None,
+        start: Any = None,
         progress: Progress = SILENT,
-    ) -> LPCFG:
+    ) -> Any:
         """The model of ``data`` (see the module docstring); checks what every learner
         checks, then runs the method's own ``_fit``."""
         if start is not None and not self.takes_start:
-            raise LpcfgError(f"the {self.method} learner does not start from a model")
-        if data.text is not None and not self.takes_text:
-            raise LpcfgError(f"the {self.method} learner learns from trees, not from text")
-        if data.weights is not None and not self.takes_weights:
-            raise LpcfgError(f"the {self.method} learner does not take weighted (merged) trees")
+            raise ParameterError(
+                f"the {self.method} learner does not start from a model ({{start}})"
+            )
+        if dev is not None and not self.takes_dev:
+            raise ParameterError(f"the {self.method} learner has nothing to select on {{dev}}")
+        if isinstance(data, TrainingData):
+            self._check_training_data(data)
         self.check(dev is not None)
+        if isinstance(dev, DevTrees):
+            dev = dev.decoding(self.decode)  # dev F1 decoded as this learner's models are
+        model = self._fit(data, dev, start, progress)
+        if self.decode is not None:
+            model.meta["decode"] = self.decode
+        return model
+
+    def _check_training_data(self, data: TrainingData) -> None:
+        if data.text is not None and not self.takes_text:
+            raise ParameterError(f"the {self.method} learner learns from trees, not from text")
+        if data.weights is not None and not self.takes_weights:
+            raise ParameterError(f"the {self.method} learner does not take weighted (merged) trees")
         if data.bank is not None or data.text is not None:
             check_size(data.grammar, self.largest_states())
-        if isinstance(dev, DevSet):
-            dev = dev.for_method(self.method)  # dev F1 decoded as this method's models are
-        return self._fit(data, dev, start, progress)
 
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> Any:
         raise NotImplementedError
+
+    def option_values(self) -> list[Any]:
+        """Every options object this learner was built from (a wrapper's and its inner
+        learner's), outermost first."""
+        return [self.options]
 
     def largest_states(self) -> int:
         """The most latent states this learner may give a symbol (its ``states``, the
         largest of a grid, or ``max_states``; 1 for a plain PCFG)."""
-        values = [getattr(self.options, name, None) for name in ("states", "max_states")]
-        numbers = [max(v) if isinstance(v, tuple) else v for v in values if v]
-        return int(max(numbers, default=1))
+        numbers = [1]
+        for options in self.option_values():
+            for name in ("states", "max_states"):
+                value = getattr(options, name, None)
+                if value:
+                    numbers.append(max(value) if isinstance(value, tuple) else value)
+        return int(max(numbers))
 
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
         """Hyper-parameters that cannot change the model of a fit with (``dev``) or without
-        dev trees and from a start model (``start`` says where it comes from, e.g. "with
-        --init") or not: name -> why, for the command line's warnings."""
+        dev data, from a start model (``start``) or not: name -> why, a reason that may name
+        ``{dev}``, ``{start}`` or ``{method}`` (the command line says its flags)."""
         return {}
 
     def check(self, dev: bool) -> None:
-        """Raise ``LpcfgError`` if these options cannot be fitted with(out) dev trees (so a
-        command line fails before reading any data)."""
-
-
-class Chain(Learner):
-    """Learners fitted in turn, each from the previous one's model (``pivot+em``)."""
-
-    takes_dev = True
-    takes_start = False
-
-    def __init__(self, method: str, *learners: Learner) -> None:
-        if not all(lr.takes_start for lr in learners[1:]):
-            raise ValueError("every learner after the first must start from a model")
-        self.method = method
-        self.learners = learners
-        self.options = tuple(lr.options for lr in learners)
-
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
-        """Each learner from the previous one's model; the steps before the last are kept
-        in the model's metadata under ``chain``."""
-        model, steps = None, []
-        for learner in self.learners:
-            if model is not None:
-                steps.append({k: v for k, v in model.meta.items() if k != "training"})
-            model = learner.fit(data, dev, model, progress)
-        assert model is not None
-        model.meta.update({"method": self.method, "chain": steps})
-        return model
-
-    def check(self, dev: bool) -> None:
-        for learner in self.learners:
-            learner.check(dev)
-
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
-        """A hyper-parameter is inert when every learner of the chain that has it says so."""
-        found: dict[str, str] = {}
-        used: set[str] = set()
-        for i, learner in enumerate(self.learners):
-            here = learner.inert(dev, start if i == 0 else f"with --method {self.method}")
-            for name in (f.name for f in fields(learner.options)):
-                if name in here:
-                    found.setdefault(name, here[name])
-                else:
-                    used.add(name)
-        return {k: v for k, v in found.items() if k not in used}
+        """Raise ``errors.ParameterError`` if these options cannot be fitted with(out) dev
+        data (so that a command line fails before reading any)."""

@@ -1,122 +1,43 @@
-"""Model selection on dev trees: the one place where learners choose among candidates.
+"""Model selection on dev data, as wrappers around a learner.
 
-- ``DevSet``: dev trees read once, scored as ``parse`` + ``evaluate`` would score them
-  (strict EVALB F1 with the real parser and evaluator; failed sentences count as wrong),
-  and compiled against a training grammar for dev log-likelihoods.
-- ``DevText``: dev sentences without trees (``--input text``): EM from strings selects its
-  iteration by their log-likelihood.
-- ``Patience``: the best candidate so far of a sequence (EM iterations, split-merge cycles),
-  and when to stop after ``patience`` candidates without improvement.
-- ``best_of``: the best of a finite set of candidates (a spectral state grid, ensembles).
-- ``search_states``: per-nonterminal state counts by coordinate ascent on dev F1 (Narayan &
-  Cohen 2016), for learners that can build a model for any state-count vector.
+A learner fits one model; choosing among its candidates is a wrapper's job, the same for
+every learner it wraps:
 
-Every learner that selects uses these, so ``--states 8,16 --dev`` or EM with early stopping
-is three lines of Python (see README) and not a loop in the command line.
+- ``EarlyStopping`` around an ``Iterative`` learner (EM's iterations, split-merge's
+  cycles): dev F1 every ``dev_f1_every`` iterates (or a held-out log-likelihood where there
+  is no F1), the best kept, training stopped after ``patience`` scores without improvement
+  (``numerics.patience.Patience``).
+- ``StateSelection`` around a ``Decomposable`` learner (spectral, pivot: one decomposition
+  gives a model for any number of states): the best of a ``states`` grid on dev F1, then
+  optionally per-nonterminal counts by coordinate ascent (``learners.statesearch``).
+- ``best_of``: the best of a finite set of candidates.
+
+Dev F1 comes from ``grammar.heldout.DevTrees.f1``, whose scorer the caller handed in with the
+dev trees: nothing here parses.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
-from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.evalb import evaluate_lines
-from lpcfg_cli.files.streams import DEFAULT_ENCODING
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar, compile_trees
+from lpcfg_cli.errors import ParameterError
+from lpcfg_cli.grammar.heldout import DevTrees
+from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.learners import statesearch
+from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Learner, Progress
+from lpcfg_cli.learners.statesearch import SearchOptions
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.parser import ParserOptions, decoder
-from lpcfg_cli.parsing.streaming import parse_sentences
-from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
-from lpcfg_cli.treebank.ptb import ROOT_LABELS, format_tree, normalize, read_treebank, words
-from lpcfg_cli.treebank.sentences import read_sentences
-from lpcfg_cli.treebank.tree import Tree
-
-
-@dataclass
-class DevSet:
-    """Dev trees for model selection: gold lines, sentences, and the normalised trees."""
-
-    paths: tuple[str, ...]
-    gold: list[str]
-    sentences: list[list[str]]
-    trees: list[Tree]  # normalised (unbinarized)
-    parser: ParserOptions = field(default_factory=ParserOptions)
-    jobs: int = 1  # worker processes parsing the dev sentences
-    method: str | None = None  # the learner scoring its models: ``--decode auto`` follows it
-
-    @classmethod
-    def read(
-        cls,
-        paths: Sequence[str],
-        *,
-        parser: ParserOptions | None = None,
-        jobs: int = 1,
-        encoding: str = DEFAULT_ENCODING,
-    ) -> DevSet:
-        """Read (and check: readable, well-formed, not empty) the dev treebank files.
-
-        The gold trees are scored as read (EVALB's parameters drop what it ignores), exactly
-        as ``evaluate`` scores the gold file."""
-        raw = [_unwrap(rec.tree) for rec in read_treebank(list(paths), encoding=encoding)]
-        normal = [t for t in map(normalize, raw) if t is not None]
-        if not normal:
-            raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)))
-        gold = [format_tree(t, root="TOP") for t in raw]
-        sentences = [words(t) for t in raw]
-        return cls(tuple(paths), gold, sentences, normal, parser or ParserOptions(), jobs)
-
-    def for_method(self, method: str) -> DevSet:
-        """These dev trees scored for a learner of ``method`` (the first one to ask: a
-        chain's steps score with the decoder of the chain's models, pivot+em's EM with
-        pivot+em's)."""
-        return self if self.method is not None else replace(self, method=method)
-
-    def f1(self, model: LPCFG) -> float:
-        """Strict EVALB F1 of ``model``'s parses of the dev sentences, decoded as the
-        finished model will be (``parser.decoder``)."""
-        options = replace(self.parser, decode=decoder(self.parser, model, self.method))
-        results = parse_sentences(model, self.sentences, options, jobs=self.jobs)[0]
-        test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
-        return evaluate_lines(self.gold, test).all.figures()["strict_fmeasure"]
-
-    def compiled(self, grammar: Grammar) -> tuple[CompiledTreebank, int]:
-        """The dev trees binarized as ``grammar``'s training trees were and compiled against
-        it: ``(treebank, trees left out because they use rules it lacks)``."""
-        options = BinarizeOptions(**grammar.binarization)
-        return compile_trees(grammar, [binarize(t, options) for t in self.trees])
-
-
-@dataclass
-class DevText:
-    """Dev sentences without trees: they give a dev log-likelihood, not F1."""
-
-    paths: tuple[str, ...]
-    sentences: list[list[str]]
-
-    @classmethod
-    def read(cls, paths: Sequence[str], encoding: str = DEFAULT_ENCODING) -> DevText:
-        """Read (and check: readable text, not empty) the dev text files, one sentence per
-        line; empty lines are skipped."""
-        sentences = [s for s in read_sentences(list(paths), encoding) if s]
-        if not sentences:
-            raise LpcfgError("no sentences in " + ", ".join(map(str, paths)))
-        return cls(tuple(paths), sentences)
-
-
-def _unwrap(tree: Tree) -> Tree:
-    if tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], Tree):
-        return tree[0]
-    return tree
+from lpcfg_cli.numerics.patience import Patience
 
 
 def best_of(
     candidates: Iterable[tuple[dict[str, Any], LPCFG]],
-    dev: DevSet | None,
+    dev: DevTrees | None,
     report: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[LPCFG, list[dict[str, Any]]]:
     """The candidate model with the best dev F1 (the first one without ``dev``).
@@ -145,74 +66,292 @@ def best_of(
     return best, history
 
 
-def search_states(
-    build: Callable[[np.ndarray], LPCFG],
-    start: np.ndarray,
-    symbols: Sequence[int],
-    values: Sequence[Sequence[int]],
-    dev: DevSet,
-    passes: int = 1,
-    report: Callable[[dict[str, Any]], None] | None = None,
-    scored: tuple[LPCFG, float] | None = None,
-) -> tuple[LPCFG, np.ndarray, list[dict[str, Any]]]:
-    """Per-nonterminal state counts chosen on dev F1 by coordinate ascent, in the spirit of
-    Narayan & Cohen (2016, "Optimizing spectral learning of latent-variable PCFGs"): from
-    ``start``, for each symbol of ``symbols`` in turn (most frequent first is the caller's
-    order) every count of ``values[i]`` is tried with the others fixed, and the best dev F1
-    is kept (a tie keeps the current count); ``passes`` rounds, stopping early after a round
-    that changed nothing. ``build(states)`` makes the model of a state-count vector. A vector
-    is scored once, however often the search reaches it; ``scored``: the start's model and
-    dev F1 when the caller has them (a grid's best), so it is not parsed again.
+def scores_f1(dev: Any) -> bool:
+    """Whether ``dev`` can score a model's parses (dev trees with a scorer)."""
+    return isinstance(dev, DevTrees) and dev.scores_f1
 
-    Returns the best model, its counts and one record per model scored (``symbol``: the
-    index tried, ``None`` for the start; ``states``: its count; ``dev_f1``; ``kept``)."""
-    if len(symbols) != len(values):
-        raise ValueError("one list of candidate counts per symbol")
-    states = np.asarray(start, dtype=np.int64).copy()
-    seen: dict[tuple[int, ...], float] = {}
+
+# --- early stopping ----------------------------------------------------------------------
+
+
+@dataclass
+class Iterate:
+    """One step of an ``Iterative`` learner: its ``record`` for the model's history, the
+    model after it (built only when asked: ``model()``), what the learner needs to finish
+    from it (``state``), and what early stopping reads."""
+
+    index: int
+    record: dict[str, Any]
+    model: Callable[[], LPCFG]
+    state: Any
+    started: float  # time.perf_counter() when the step began
+    heldout: float | None = None  # a held-out log-likelihood, where F1 is not scored
+    converged: bool = False
+    last: bool = False
+
+
+class Iterative(Learner):
+    """A learner that improves one model step by step (``iterates``) and makes the model of
+    a chosen step (``finish``). On its own it keeps the last step; ``EarlyStopping`` chooses
+    among them."""
+
+    unit: ClassVar[str]  # "iteration" or "cycle", in the records and the report
+    seconds_digits: ClassVar[int] = 3
+    f1_digits: ClassVar[int | None] = None  # dev F1 rounded to this many digits (None: not)
+
+    def iterates(self, data: Any, dev: Any, start: Any, progress: Progress) -> Iterator[Iterate]:
+        raise NotImplementedError
+
+    def finish(
+        self, data: Any, chosen: Iterate, history: list[dict[str, Any]], extra: dict[str, Any]
+    ) -> LPCFG:
+        """The model of step ``chosen``, its metadata holding ``history`` and ``extra``."""
+        raise NotImplementedError
+
+    def line(self, record: dict[str, Any]) -> str:
+        """The progress line of one step's record."""
+        raise NotImplementedError
+
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
+        """Every step, the last kept (no selection)."""
+        return run_steps(self, data, dev, start, progress, every=0, patience=None)
+
+
+@dataclass(frozen=True)
+class StoppingOptions:
+    """How ``EarlyStopping`` scores and when it stops."""
+
+    dev_f1_every: int = hyper(
+        5, "With --dev: parse and score the dev set every N EM iterations.", min=1
+    )
+    patience: int = 2  # dev scores without improvement before stopping
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def run_steps(
+    inner: Iterative,
+    data: Any,
+    dev: Any,
+    start: Any,
+    progress: Progress,
+    every: int,
+    patience: int | None,
+) -> LPCFG:
+    """The steps of ``inner``; with ``patience`` the best by dev F1 (scored every ``every``
+    steps, and at the last or converged one) or else by held-out log-likelihood, stopping
+    after ``patience`` scores without improvement; without, the last step."""
+    f1 = patience is not None and scores_f1(dev)
+    keep: Patience[Iterate] = Patience(patience or 1)
     history: list[dict[str, Any]] = []
-
-    def score(vector: np.ndarray, symbol: int | None) -> tuple[float, LPCFG]:
-        t0 = time.perf_counter()
-        model = build(vector)
-        f1 = round(dev.f1(model), 2)
-        seen[tuple(vector.tolist())] = f1
-        record = {
-            "symbol": symbol,
-            "states": int(vector[symbol]) if symbol is not None else None,
-            "total_states": int(vector.sum()),
-            "dev_f1": f1,
-            "seconds": round(time.perf_counter() - t0, 3),
-        }
-        history.append(record)
-        if report:
-            report(record)
-        return f1, model
-
-    if scored is None:
-        best_f1, best = score(states, None)
-    else:
-        best, best_f1 = scored
-        seen[tuple(states.tolist())] = best_f1
-        history.append(
-            {"symbol": None, "states": None, "total_states": int(states.sum()), "dev_f1": best_f1}
-        )
-    kept = len(history) - 1  # the record of the best so far
-    for _ in range(passes):
-        changed = False
-        for a, options in zip(symbols, values, strict=True):
-            for v in options:
-                trial = states.copy()
-                trial[a] = v
-                if tuple(trial.tolist()) in seen:
-                    continue
-                f1, model = score(trial, a)
-                if f1 > best_f1:
-                    best_f1, best, states, changed = f1, model, trial, True
-                    kept = len(history) - 1
-                del model
-        if not changed:
+    step: Iterate | None = None
+    for step in inner.iterates(data, dev, start, progress):
+        if f1 and (step.index % every == 0 or step.last or step.converged):
+            score = float(dev.f1(step.model()))
+            digits = inner.f1_digits
+            step.record["dev_f1"] = round(score, digits) if digits is not None else score
+        step.record["seconds"] = round(time.perf_counter() - step.started, inner.seconds_digits)
+        history.append(step.record)
+        progress.report(inner.line(step.record))
+        score = step.record.get("dev_f1") if f1 else step.heldout
+        if patience is not None and score is not None:
+            keep.offer(score, step)
+        if step.converged or (patience is not None and dev is not None and keep.stop):
             break
-    for i, record in enumerate(history):
-        record["kept"] = i == kept
-    return best, states, history
+    if step is None:
+        raise ValueError(f"{inner.method} made no {inner.unit}")
+    chosen = keep.best if keep.best is not None else step
+    progress.report(f"selected {inner.unit} {chosen.index} of {len(history)}")
+    return inner.finish(data, chosen, history, {})
+
+
+class EarlyStopping(Learner):
+    """``inner``'s best step on dev data (see ``run_steps``)."""
+
+    Options = StoppingOptions
+
+    def __init__(self, inner: Iterative, options: StoppingOptions | None = None) -> None:
+        self.inner = inner
+        self.options = options or StoppingOptions()
+        self.method = inner.method  # type: ignore[misc]
+        self.decode = inner.decode  # type: ignore[misc]
+        self.takes_dev = inner.takes_dev  # type: ignore[misc]
+        self.takes_start = inner.takes_start  # type: ignore[misc]
+        self.takes_text = inner.takes_text  # type: ignore[misc]
+        self.takes_weights = inner.takes_weights  # type: ignore[misc]
+
+    def option_values(self) -> list[Any]:
+        return [self.options, *self.inner.option_values()]
+
+    def check(self, dev: bool) -> None:
+        self.inner.check(dev)
+
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
+        out = self.inner.inert(dev, start)
+        if not dev:
+            out["dev_f1_every"] = "without {dev} (it sets how often dev F1 is computed)"
+        return out
+
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
+        opts = self.options
+        model = run_steps(self.inner, data, dev, start, progress, opts.dev_f1_every, opts.patience)
+        record = model.meta.get(self.inner.method)
+        if isinstance(record, dict):  # the options of the fit, selection's included
+            record.update(to_dict(opts))
+        return model
+
+
+# --- state grids and state search --------------------------------------------------------
+
+
+class Decomposable(Learner):
+    """A learner whose one decomposition of the training data gives a model for any number
+    of states (spectral: the leading directions of each symbol's SVD; pivot: each symbol's
+    step 1 with its own cap): ``estimator`` decomposes, ``model`` and ``model_for`` build."""
+
+    def estimator(self, data: Any, largest: int, progress: Progress) -> Any:
+        raise NotImplementedError
+
+    def model(self, est: Any, m: int, data: Any, progress: Progress) -> LPCFG:
+        """The model with at most ``m`` states per symbol."""
+        raise NotImplementedError
+
+    def model_for(self, est: Any, states: np.ndarray, data: Any) -> LPCFG:
+        """The model with (at most) ``states[a]`` states for symbol ``a``."""
+        raise NotImplementedError
+
+    def search_bounds(self, est: Any, m: int) -> np.ndarray:
+        """The most states the search may give each symbol, from a start of ``m``."""
+        raise NotImplementedError
+
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
+        """The model with the options' ``states`` (no selection)."""
+        states = int(self.options.states)
+        return self.model(self.estimator(data, states, progress), states, data, progress)
+
+
+@dataclass(frozen=True)
+class GridOptions:
+    """The states ``StateSelection`` tries."""
+
+    states: tuple[int, ...] = hyper((8,), STATES_HELP, min=1, max=MAX_STATES)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+class StateSelection(Learner):
+    """``inner``'s best model over the ``states`` grid on dev F1 (one decomposition serves
+    the whole grid), then with ``state_search`` per-nonterminal counts from there."""
+
+    Options = GridOptions
+
+    def __init__(
+        self,
+        inner: Decomposable,
+        grid: GridOptions | None = None,
+        search: SearchOptions | None = None,
+    ) -> None:
+        self.inner = inner
+        self.options = grid or GridOptions()
+        self.search = search or SearchOptions()
+        self.method = inner.method  # type: ignore[misc]
+        self.decode = inner.decode  # type: ignore[misc]
+        self.takes_start = inner.takes_start  # type: ignore[misc]
+
+    def option_values(self) -> list[Any]:
+        return [self.options, self.search, *self.inner.option_values()]
+
+    def check(self, dev: bool) -> None:
+        if len(self.options.states) > 1 and not dev:
+            raise ParameterError("a {states} grid needs {dev} to choose among its values")
+        statesearch.check_search(self.search, dev)
+        self.inner.check(dev)
+
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
+        out = self.inner.inert(dev, start)
+        if not self.search.state_search:
+            out.update(statesearch.SEARCH_INERT)
+        return out
+
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
+        grid, search = self.options.states, self.search
+        largest = max(grid + (search.search_states if search.state_search else ()))
+        est = self.inner.estimator(data, largest, progress)
+        scored = dev if scores_f1(dev) else None
+
+        def candidates() -> Iterator[tuple[dict[str, Any], LPCFG]]:
+            for m in grid:
+                t0 = time.perf_counter()
+                model = self.inner.model(est, m, data, progress)
+                model.meta["states_requested"] = m
+                seconds = round(time.perf_counter() - t0, 3)
+                yield (
+                    {"states": m, "total_states": int(model.states.sum()), "seconds": seconds},
+                    model,
+                )
+
+        def line(rec: dict[str, Any]) -> None:
+            text = f"states {rec['states']}: {rec['total_states']} in all ({rec['seconds']:.1f} s)"
+            if "dev_f1" in rec:
+                text += f", dev F1 {rec['dev_f1']:.2f} ({rec['dev_seconds']:.1f} s)"
+            progress.report(text)
+
+        best, history = best_of(candidates(), scored, line)
+        best.meta["dev_grid"] = history
+        if len(grid) > 1:
+            progress.report(f"selected states {best.meta['states_requested']}")
+        elif "dev_f1" in history[0]:
+            best.meta["dev_f1"] = history[0]["dev_f1"]
+        if search.state_search and scored is not None:
+            best = self._search(est, best, history, scored, data, progress)
+        return best
+
+    def _search(
+        self,
+        est: Any,
+        start: LPCFG,
+        history: list[dict[str, Any]],
+        dev: DevTrees,
+        data: Any,
+        progress: Progress,
+    ) -> LPCFG:
+        """``state_search`` from the grid's best model, each count bounded by what the
+        learner says the symbol can have (``search_bounds``)."""
+        kept = {k: start.meta[k] for k in ("dev_grid", "states_requested") if k in start.meta}
+        m = int(start.meta["states_requested"])
+        best = statesearch.tune_states(
+            lambda states: self.inner.model_for(est, states, data),
+            start.states,
+            est.grammar,
+            est.counts,
+            self.inner.search_bounds(est, m),
+            self.search,
+            dev,
+            progress,
+            scored=(start, max(r["dev_f1"] for r in history)),
+        )
+        best.meta.update(kept)
+        best.meta["dev_f1"] = max(r["dev_f1"] for r in best.meta["state_search"])
+        return best
+
+
+def option_fields(learner: Learner) -> set[str]:
+    """The names of every hyper-parameter ``learner`` (and what it wraps) takes."""
+    return {f.name for options in learner.option_values() for f in fields(options)}
+
+
+__all__ = [
+    "Decomposable",
+    "EarlyStopping",
+    "GridOptions",
+    "Iterate",
+    "Iterative",
+    "StateSelection",
+    "StoppingOptions",
+    "best_of",
+    "option_fields",
+    "run_steps",
+    "scores_f1",
+]

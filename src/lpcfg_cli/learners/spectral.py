@@ -43,11 +43,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.hyperparams import check, hyper, to_dict
-from lpcfg_cli.learners import statesearch
+from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.features import (
     INSIDE,
     OUTSIDE,
@@ -57,14 +56,8 @@ from lpcfg_cli.learners.features import (
     node_features,
 )
 from lpcfg_cli.learners.pcfg import estimate_pcfg
-from lpcfg_cli.learners.protocol import (
-    MAX_STATES,
-    SEED_HELP,
-    STATES_HELP,
-    Learner,
-    Progress,
-)
-from lpcfg_cli.learners.selection import DevSet, best_of
+from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
+from lpcfg_cli.learners.selection import Decomposable
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.numerics.svd import SVD, truncated_svd
 from lpcfg_cli.treebank.tree import Tree
@@ -74,7 +67,7 @@ from lpcfg_cli.treebank.tree import Tree
 class SpectralOptions:
     """Constants of the estimator (defaults: Cohen et al. 2013, tuned on the dev split)."""
 
-    states: tuple[int, ...] = hyper((8,), STATES_HELP, min=1, max=MAX_STATES)
+    states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
     min_singular: float = hyper(
         0.01, "Spectral: keep SVD directions with singular values above this only.", min=0.0
     )
@@ -121,9 +114,6 @@ class SpectralOptions:
     feature_scaling: bool = hyper(
         True, "Spectral: weigh each active feature by sqrt(M / (count + 5))."
     )
-    state_search: int = statesearch.state_search_field()
-    search_states: tuple[int, ...] = statesearch.search_states_field()
-    search_symbols: int = statesearch.search_symbols_field()
     seed: int = hyper(0, SEED_HELP, min=0)
     feature_offset: float = 5.0  # the 5 of sqrt(M / (count + 5))
 
@@ -199,7 +189,7 @@ class SpectralEstimator:
         """``m_a`` for every symbol: capped by the requested ``m``, the directions kept and
         the symbol's frequency."""
         if m < 1:
-            raise LpcfgError("--states must be at least 1")
+            raise ParameterError("{states} must be at least 1")
         self.decompose(m)
         return np.minimum(self.bounds(), m)
 
@@ -325,39 +315,36 @@ class SpectralEstimator:
         model.lexical[:] = moment[width]  # row-major: rule by rule, as the flat layout
 
 
-class SpectralLearner(Learner):
-    """The spectral learner; with dev trees, the best of its ``states`` grid (one SVD per
-    nonterminal serves the whole grid: a smaller ``m`` keeps leading directions)."""
+class SpectralLearner(Decomposable):
+    """The spectral learner: one truncated SVD per nonterminal serves a model of any number
+    of states (a smaller ``m`` keeps the leading directions), so that
+    ``selection.StateSelection`` chooses among them at the cost of the models alone."""
 
     method = "spectral"
     Options = SpectralOptions
+    decode = "max-marginal"
 
-    def inert(self, dev: bool, start: str | None) -> dict[str, str]:
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
         found = {}
         if self.options.lexical_count != 0:
             found["lexical_weight"] = (
-                "unless --lexical-count is 0 (it replaces the count-based weight)"
+                "unless {lexical_count} is 0 (it replaces the count-based weight)"
             )
-        if not self.options.state_search:
-            found.update(statesearch.SEARCH_INERT)
         return found
 
-    def check(self, dev: bool) -> None:
-        if len(self.options.states) > 1 and not dev:
-            raise LpcfgError("a --states grid needs --dev to choose among its values")
-        statesearch.check_search(self.options, dev)
-
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def estimator(self, data: TrainingData, largest: int, progress: Progress) -> SpectralEstimator:
+        """The features and the SVD of every symbol's cross-covariance, with up to
+        ``largest`` directions."""
         opts, g = self.options, data.grammar
         if data.originals is None:
             raise LpcfgError("the spectral learner needs the original training trees")
         unknown = sorted(set(opts.caps) - set(g.symbols))
         if unknown:
-            raise LpcfgError(f"--cap names a nonterminal not in the training trees: {unknown[0]!r}")
+            raise ParameterError(
+                "{caps} names a nonterminal not in the training trees: {name}",
+                name=repr(unknown[0]),
+            )
         est = SpectralEstimator(g, data.bank, data.originals, opts)
-        largest = max(opts.states + (opts.search_states if opts.state_search else ()))
         with progress.bar(total=g.n_symbols, desc="svd", unit="nt") as bar:
             est.decompose(largest, progress=bar.update)
         sec = est.seconds
@@ -365,64 +352,19 @@ class SpectralLearner(Learner):
             f"features {sec['features']:.1f} s, SVD of {g.n_symbols} "
             f"cross-covariances {sec['svd']:.1f} s"
         )
+        return est
 
-        def candidates() -> Any:
-            for m in opts.states:
-                t0 = time.perf_counter()
-                model = est.model(m, data.meta())
-                yield (
-                    {
-                        "states": m,
-                        "total_states": int(model.states.sum()),
-                        "seconds": round(time.perf_counter() - t0, 3),
-                    },
-                    model,
-                )
-
-        def line(rec: dict[str, Any]) -> None:
-            text = (
-                f"states {rec['states']}: {rec['total_states']} in all, moments "
-                f"{rec['seconds']:.1f} s"
-            )
-            if "dev_f1" in rec:
-                text += f", dev F1 {rec['dev_f1']:.2f} ({rec['dev_seconds']:.1f} s)"
-            progress.report(text)
-
-        best, history = best_of(candidates(), dev, line)
-        best.meta["dev_grid"] = history
-        if len(opts.states) > 1:
-            progress.report(f"selected states {best.meta['states_requested']}")
-        if opts.state_search and dev is not None:
-            grid_f1 = max(record["dev_f1"] for record in history)  # the grid's best
-            best = self._search(est, best, grid_f1, dev, data.meta(), progress)
-        return best
-
-    def _search(
-        self,
-        est: SpectralEstimator,
-        start: LPCFG,
-        start_f1: float,
-        dev: DevSet,
-        meta: dict[str, Any],
-        progress: Progress,
+    def model(
+        self, est: SpectralEstimator, m: int, data: TrainingData, progress: Progress
     ) -> LPCFG:
-        """``--state-search`` from the grid's best model (``statesearch.tune_states``), each
-        count bounded by the symbol's SVD directions, frequency and ``--cap``
-        (``SpectralEstimator.bounds``)."""
-        grid = {k: start.meta[k] for k in ("dev_grid", "states_requested") if k in start.meta}
-        best = statesearch.tune_states(
-            lambda states: est.model_for(states, meta),
-            start.states,
-            est.grammar,
-            est.counts,
-            est.bounds(),
-            self.options,
-            dev,
-            progress,
-            scored=(start, start_f1),
-        )
-        best.meta.update(grid)
-        return best
+        return est.model(m, data.meta())
+
+    def model_for(self, est: SpectralEstimator, states: np.ndarray, data: TrainingData) -> LPCFG:
+        return est.model_for(states, data.meta())
+
+    def search_bounds(self, est: SpectralEstimator, m: int) -> np.ndarray:
+        """Each symbol's SVD directions, frequency and ``caps`` (``SpectralEstimator.bounds``)."""
+        return est.bounds()
 
 
 def _group_mean(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:

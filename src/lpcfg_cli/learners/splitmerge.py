@@ -18,8 +18,9 @@ Each cycle:
 4. EM again (``iterations // 2``), with EM's smoothing toward each parent's state average
    (section 2.3).
 
-With dev trees the model after each cycle is scored (``selection.Patience``) and the best
-cycle kept; without them the last. Models end with per-symbol state counts: frequent
+Each cycle is a step of ``selection.Iterative``: wrapped in ``selection.EarlyStopping`` (the
+``splitmerge`` method: dev F1 after every cycle, patience 1) the best cycle on dev is kept;
+without dev trees the last. Models end with per-symbol state counts: frequent
 symbols get many states, rare ones few. The engine pads every symbol to the largest count,
 so ``max_states`` bounds the cost of parsing like ``--states`` does for EM.
 """
@@ -27,6 +28,7 @@ so ``max_states`` bounds the cost of parsing like ``--states`` does for EM.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,13 +38,12 @@ from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.tree_charts import TreeCharts
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.protocol import MAX_STATES, SEED_HELP, Learner, Progress
-from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.learners.protocol import MAX_STATES, Progress
+from lpcfg_cli.learners.selection import Iterate, Iterative
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.numerics.patience import Patience
 
 
 @dataclass(frozen=True)
@@ -80,28 +81,31 @@ class SplitMergeOptions:
         1e-5, "EM stops when the relative log-likelihood change is below this.", min=0.0
     )
     seed: int = hyper(0, SEED_HELP, min=0)
-    patience: int = 1  # cycles without dev improvement before stopping
 
     def __post_init__(self) -> None:
         check(self)
 
 
-class SplitMergeLearner(Learner):
-    """Split-merge EM from the treebank PCFG or a start model (see the module docstring)."""
+class SplitMergeLearner(Iterative):
+    """Split-merge EM from the treebank PCFG or a start model (see the module docstring):
+    each step one cycle; alone it keeps the last, ``selection.EarlyStopping`` the best on
+    dev F1."""
 
     method = "splitmerge"
     Options = SplitMergeOptions
+    decode = "max-bracket"
     takes_start = True
+    unit = "cycle"
+    seconds_digits = 1
+    f1_digits = 2
 
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def iterates(
+        self, data: TrainingData, dev: Any, start: LPCFG | None, progress: Progress
+    ) -> Iterator[Iterate]:
         opts, g = self.options, data.grammar
         rng = np.random.default_rng(opts.seed)
         model = start if start is not None else train_pcfg(g, data.bank, data.meta())
         charts = TreeCharts.build(data.bank, g.n_symbols)
-        keep: Patience[LPCFG] = Patience(opts.patience)
-        history: list[dict[str, Any]] = []
         for cycle in range(1, opts.cycles + 1):
             t0 = time.perf_counter()
             split, halves = split_states(model, opts.max_states, opts.noise, rng)
@@ -118,27 +122,35 @@ class SplitMergeLearner(Learner):
                 if model.meta.get("history")
                 else None,
             }
-            if dev is not None:
-                record["dev_f1"] = round(dev.f1(model), 2)
-            record["seconds"] = round(time.perf_counter() - t0, 1)
-            history.append(record)
-            progress.report(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in record.items()))
-            keep.offer(record.get("dev_f1", cycle), model)
-            if dev is not None and keep.stop:
-                break
-        best = keep.best
-        assert best is not None
+            # Without dev F1 every cycle is the best so far: the last is kept.
+            yield Iterate(
+                cycle,
+                record,
+                lambda model=model: model,
+                model,
+                t0,
+                heldout=float(cycle),
+                last=cycle == opts.cycles,
+            )
+
+    def finish(
+        self, data: TrainingData, chosen: Iterate, history: list[dict[str, Any]], extra: dict
+    ) -> LPCFG:
+        best = chosen.state
         best.meta.update(
             {
                 **data.meta(),
                 "method": self.method,
-                self.method: to_dict(opts),
+                self.method: to_dict(self.options),
                 "cycles": history,
-                "selected_cycle": keep.best_index,
+                "selected_cycle": chosen.index,
+                **extra,
             }
         )
-        progress.report(f"selected cycle {keep.best_index} of {len(history)}")
         return best
+
+    def line(self, record: dict[str, Any]) -> str:
+        return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in record.items())
 
     def _em(self, data: TrainingData, start: LPCFG, iterations: int) -> LPCFG:
         opts = self.options

@@ -6,60 +6,62 @@ against dev F1 instead of giving every nonterminal the same ``m``.
 Both learners build a model for any vector of per-symbol counts from one decomposition
 (spectral: the leading directions of each symbol's SVD; pivot: each symbol's step 1 with
 its own cap, then the shared rule step), so a search costs one model and one dev parse per
-count tried. The search itself is ``selection.search_states`` (coordinate ascent); this
-module holds the options both learners share and what they do around it: which symbols
-(the most frequent), which counts (bounded by what the symbol can have), and the record in
-the model's metadata.
+count tried. The search itself is ``search_states`` (coordinate ascent); around it,
+``tune_states`` chooses which symbols (the most frequent) and which counts (bounded by what
+the symbol can have) and records the search in the model's metadata. The wrapper that runs
+it after a state grid is ``learners.selection.StateSelection``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import ParameterError
+from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.hyperparams import hyper
+from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.learners.protocol import Progress
-from lpcfg_cli.learners.selection import DevSet, search_states
 from lpcfg_cli.model.lpcfg import LPCFG
 
 
-def state_search_field() -> Any:
-    return hyper(
+@dataclass(frozen=True)
+class SearchOptions:
+    """``--state-search``: which symbols, which counts, how many rounds."""
+
+    state_search: int = hyper(
         0,
         "Spectral, pivot with --dev: rounds of choosing each frequent nonterminal's state "
         "count on dev F1, one nonterminal at a time (0: off).",
         min=0,
     )
-
-
-def search_states_field() -> Any:
-    return hyper(
+    search_states: tuple[int, ...] = hyper(
         (8, 16, 24, 32),
         "Spectral, pivot: the state counts --state-search tries for each nonterminal, "
         "comma-separated (pivot: those up to --states).",
         min=1,
     )
-
-
-def search_symbols_field() -> Any:
-    return hyper(
+    search_symbols: int = hyper(
         20,
         "Spectral, pivot: how many of the most frequent nonterminals --state-search tunes.",
         min=1,
     )
 
+    def __post_init__(self) -> None:
+        check(self)
 
-SEARCH_INERT = {name: "without --state-search" for name in ("search_states", "search_symbols")}
+
+SEARCH_INERT = {name: "without {state_search}" for name in ("search_states", "search_symbols")}
 
 
-def check_search(options: Any, dev: bool) -> None:
-    """A search chooses on dev F1: refuse ``--state-search`` without ``--dev``."""
+def check_search(options: SearchOptions, dev: bool) -> None:
+    """A search chooses on dev F1: refuse ``state_search`` without dev trees."""
     if options.state_search and not dev:
-        raise LpcfgError("--state-search needs --dev to choose the state counts")
+        raise ParameterError("{state_search} needs {dev} to choose the state counts")
 
 
 def tune_states(
@@ -68,8 +70,8 @@ def tune_states(
     grammar: Grammar,
     counts: np.ndarray,
     bounds: np.ndarray,
-    options: Any,
-    dev: DevSet,
+    options: SearchOptions,
+    dev: DevTrees,
     progress: Progress,
     scored: tuple[LPCFG, float] | None = None,
 ) -> LPCFG:
@@ -106,3 +108,76 @@ def tune_states(
         + f" (dev F1 {max(r['dev_f1'] for r in history):.2f})"
     )
     return best
+
+
+def search_states(
+    build: Callable[[np.ndarray], LPCFG],
+    start: np.ndarray,
+    symbols: Sequence[int],
+    values: Sequence[Sequence[int]],
+    dev: DevTrees,
+    passes: int = 1,
+    report: Callable[[dict[str, Any]], None] | None = None,
+    scored: tuple[LPCFG, float] | None = None,
+) -> tuple[LPCFG, np.ndarray, list[dict[str, Any]]]:
+    """Per-nonterminal state counts chosen on dev F1 by coordinate ascent, in the spirit of
+    Narayan & Cohen (2016, "Optimizing spectral learning of latent-variable PCFGs"): from
+    ``start``, for each symbol of ``symbols`` in turn (most frequent first is the caller's
+    order) every count of ``values[i]`` is tried with the others fixed, and the best dev F1
+    is kept (a tie keeps the current count); ``passes`` rounds, stopping early after a round
+    that changed nothing. ``build(states)`` makes the model of a state-count vector. A vector
+    is scored once, however often the search reaches it; ``scored``: the start's model and
+    dev F1 when the caller has them (a grid's best), so it is not parsed again.
+
+    Returns the best model, its counts and one record per model scored (``symbol``: the
+    index tried, ``None`` for the start; ``states``: its count; ``dev_f1``; ``kept``)."""
+    if len(symbols) != len(values):
+        raise ValueError("one list of candidate counts per symbol")
+    states = np.asarray(start, dtype=np.int64).copy()
+    seen: dict[tuple[int, ...], float] = {}
+    history: list[dict[str, Any]] = []
+
+    def score(vector: np.ndarray, symbol: int | None) -> tuple[float, LPCFG]:
+        t0 = time.perf_counter()
+        model = build(vector)
+        f1 = round(dev.f1(model), 2)
+        seen[tuple(vector.tolist())] = f1
+        record = {
+            "symbol": symbol,
+            "states": int(vector[symbol]) if symbol is not None else None,
+            "total_states": int(vector.sum()),
+            "dev_f1": f1,
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+        history.append(record)
+        if report:
+            report(record)
+        return f1, model
+
+    if scored is None:
+        best_f1, best = score(states, None)
+    else:
+        best, best_f1 = scored
+        seen[tuple(states.tolist())] = best_f1
+        history.append(
+            {"symbol": None, "states": None, "total_states": int(states.sum()), "dev_f1": best_f1}
+        )
+    kept = len(history) - 1  # the record of the best so far
+    for _ in range(passes):
+        changed = False
+        for a, options in zip(symbols, values, strict=True):
+            for v in options:
+                trial = states.copy()
+                trial[a] = v
+                if tuple(trial.tolist()) in seen:
+                    continue
+                f1, model = score(trial, a)
+                if f1 > best_f1:
+                    best_f1, best, states, changed = f1, model, trial, True
+                    kept = len(history) - 1
+                del model
+        if not changed:
+            break
+    for i, record in enumerate(history):
+        record["kept"] = i == kept
+    return best, states, history

@@ -23,13 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar, single_symbol_grammar
 from lpcfg_cli.grammar.training_data import Sentences, TrainingData
-from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.pcfg import string_pcfg
-from lpcfg_cli.learners.protocol import MAX_STATES, SEED_HELP, STATES_HELP, Learner, Progress
-from lpcfg_cli.learners.selection import DevSet
+from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Learner, Progress
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.wcfg.algebraic import WCFG, to_model
@@ -133,19 +132,21 @@ class WCFGLearner(Learner):
     """Supervised spectral WCFG from the brackets of trees (see the module docstring)."""
 
     method = "wcfg"
+    decode = "max-marginal"
     Options = WCFGOptions
     takes_dev = False
 
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def _fit(self, data: TrainingData, dev: None, start: LPCFG | None, progress: Progress) -> LPCFG:
         opts = self.options
         assert data.bank is not None
         samples, alphabet = tree_samples(data.grammar, data.bank, opts.terminals)
         if opts.max_length:
             samples = [s for s in samples if len(s.words) <= opts.max_length]
             if not samples:
-                raise LpcfgError(f"wcfg: no training sentence has at most {opts.max_length} words")
+                raise ParameterError(
+                    "wcfg: no training sentence has at most {max_length} = {n} words",
+                    n=opts.max_length,
+                )
         progress.report(
             f"{len(samples)} bracketed sentences over {len(alphabet)} {opts.terminals}"
             + (f" (at most {opts.max_length} each)" if opts.max_length else "")
@@ -160,9 +161,9 @@ class WCFGLearner(Learner):
         except ValueError as exc:
             raise LpcfgError(f"wcfg: {exc}") from None
         if not np.any(w.start):
-            raise LpcfgError(
+            raise ParameterError(
                 "wcfg: no training sentence is an inside string of the basis, so the start "
-                "vector is zero: use shorter sentences (--max-length) or more --insides"
+                "vector is zero: use shorter sentences ({max_length}) or more {insides}"
             )
         # Tags are all known (a tag spelt UNK is no signature); words keep the grammar's own.
         tags = alphabet if opts.terminals == "tags" else None
@@ -176,13 +177,12 @@ class WCFGUnsupervisedLearner(Learner):
     """Unsupervised spectral WCFG from strings (see the module docstring)."""
 
     method = "wcfg-unsupervised"
+    decode = "max-marginal"
     Options = WCFGUnsupervisedOptions
     takes_dev = False
     takes_text = True
 
-    def _fit(
-        self, data: TrainingData, dev: DevSet | None, start: LPCFG | None, progress: Progress
-    ) -> LPCFG:
+    def _fit(self, data: TrainingData, dev: None, start: LPCFG | None, progress: Progress) -> LPCFG:
         opts = self.options
         if data.text is not None:
             text, grammar = data.text, data.grammar

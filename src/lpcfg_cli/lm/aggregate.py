@@ -42,7 +42,7 @@ EM's multiplicative updates. EM from a random start has no zeros.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -50,10 +50,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.learners.protocol import SEED_HELP, SILENT, Progress
-from lpcfg_cli.lm.corpus import Events, Sentence, Vocabulary
-from lpcfg_cli.lm.perplexity import halves, perplexity
+from lpcfg_cli.hyperparams import SEED_HELP, check, hyper
+from lpcfg_cli.lm.corpus import Events, Vocabulary
+from lpcfg_cli.lm.perplexity import perplexity
 from lpcfg_cli.numerics.anchors import anchor_posteriors, cca_vectors
 from lpcfg_cli.numerics.patience import Patience
 
@@ -64,9 +63,9 @@ TINY = 1e-300
 
 @dataclass(frozen=True)
 class AggregateOptions:
-    """Hyper-parameters every learner of the aggregate bigram model has (``EMOptions``,
-    ``PivotOptions`` and ``PivotEMOptions`` add their own, so that the command line refuses
-    an option the chosen method cannot use)."""
+    """Hyper-parameters every learner of the aggregate bigram model has
+    (``AggregateEMOptions``, ``AggregatePivotOptions`` and ``AggregatePivotEMOptions`` add
+    their own, so that the command line refuses an option the chosen method cannot use)."""
 
     states: int = hyper(16, "Latent states m of the aggregate bigram model.", min=1, max=4096)
     patience: int = hyper(
@@ -90,7 +89,7 @@ class AggregateOptions:
 
 
 @dataclass(frozen=True)
-class EMOptions(AggregateOptions):
+class AggregateEMOptions(AggregateOptions):
     """EM from a random start."""
 
     iterations: int = hyper(
@@ -99,7 +98,7 @@ class EMOptions(AggregateOptions):
 
 
 @dataclass(frozen=True)
-class PivotOptions(AggregateOptions):
+class AggregatePivotOptions(AggregateOptions):
     """The pivot estimate (section 5.2 on Q^T, then the EM of r)."""
 
     anchor_pool: float = hyper(
@@ -130,7 +129,7 @@ class PivotOptions(AggregateOptions):
 
 
 @dataclass(frozen=True)
-class PivotEMOptions(PivotOptions):
+class AggregatePivotEMOptions(AggregatePivotOptions):
     """EM started from the pivot estimate."""
 
     iterations: int = hyper(
@@ -139,9 +138,9 @@ class PivotEMOptions(PivotOptions):
 
 
 OPTIONS: dict[str, type[AggregateOptions]] = {
-    "em": EMOptions,
-    "pivot": PivotOptions,
-    "pivot+em": PivotEMOptions,
+    "em": AggregateEMOptions,
+    "pivot": AggregatePivotOptions,
+    "pivot+em": AggregatePivotEMOptions,
 }
 
 
@@ -283,7 +282,7 @@ def run_em(
     s_t: np.ndarray,
     vocab: Vocabulary,
     dev: Events | None,
-    options: EMOptions | PivotEMOptions,
+    options: AggregateEMOptions | AggregatePivotEMOptions,
     report: Report | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
     """EM from ``(r, s_t)`` for at most ``options.iterations`` iterations; with ``dev`` (the
@@ -336,7 +335,7 @@ def random_start(v: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return r, s_t
 
 
-def pivot_s(counts: sp.spmatrix, options: PivotOptions) -> tuple[np.ndarray, np.ndarray]:
+def pivot_s(counts: sp.spmatrix, options: AggregatePivotOptions) -> tuple[np.ndarray, np.ndarray]:
     """``s_t[w2, h] = s(w2 | h)`` by the section 5.2 algorithm on ``Q^T`` (see the module
     docstring), and the unigram distribution of next words ``(V,)``."""
     q = sp.csr_matrix(counts, dtype=float)
@@ -381,7 +380,7 @@ def fit_r(
     s_t: np.ndarray,
     vocab: Vocabulary,
     dev: Events | None,
-    options: PivotOptions,
+    options: AggregatePivotOptions,
 ) -> tuple[np.ndarray, int]:
     """``r`` for a fixed ``s`` by EM on ``r`` alone, from uniform; returns ``r`` and its
     iterations. The objective ``sum C log (r s)`` (plus ``(prior / m) sum log r`` with a
@@ -458,7 +457,7 @@ def _fit_pivot(
     counts: sp.spmatrix,
     vocab: Vocabulary,
     dev: Events | None,
-    options: PivotOptions,
+    options: AggregatePivotOptions,
     meta: dict[str, Any],
     report: Report | None,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -480,7 +479,7 @@ def _fit_pivot(
         run: dict[str, Any] = {"smoothing": weight, "r_iterations": r_iterations}
         chosen = dict(run)
         if method == "pivot+em":
-            assert isinstance(options, PivotEMOptions)
+            assert isinstance(options, AggregatePivotEMOptions)
             r, s_t, chosen["history"] = run_em(bigrams, r, s_t, vocab, dev, options, report)
             run["em_iterations"] = chosen["em_iterations"] = _chosen_iterations(chosen["history"])
         score = _dev_perplexity(r, s_t, vocab, dev) if dev is not None else 0.0
@@ -495,52 +494,3 @@ def _fit_pivot(
     _, r, s_t, chosen = best
     meta.update(chosen)
     return r, s_t
-
-
-def fit(
-    method: str,
-    train: Sequence[Sentence],
-    dev: Sequence[Sentence] | None,
-    options: AggregateOptions,
-    progress: Progress = SILENT,
-) -> AggregateLM:
-    """``lpcfg lm train --method em|pivot|pivot+em``: the vocabulary of ``train`` (words seen
-    at most ``options.rare`` times are ``<unk>``), its bigram counts, and ``fit_aggregate``
-    with the first half of ``dev`` (``evaluate.halves``) choosing the iterations."""
-    vocab = Vocabulary.build(train, options.rare + 1)
-    counts = vocab.bigram_counts(train)
-    dev_events = vocab.events(halves(dev)[0], 2) if dev else None
-
-    def report(record: dict[str, Any]) -> None:
-        progress.report(_progress_line(record))
-
-    model = fit_aggregate(method, vocab, counts, dev_events, options, report)
-    model.meta["train"] = {"sentences": len(train), "bigrams": int(counts.sum())}
-    took = model.meta["seconds"]
-    its = model.meta.get("em_iterations")
-    progress.report(
-        f"{method}: m = {options.states}, {len(vocab)} ids, {counts.nnz} distinct bigrams"
-        + (f", {its} EM iterations" if its is not None else "")
-        + f" ({took:.1f} s)"
-    )
-    return model
-
-
-def _progress_line(record: dict[str, Any]) -> str:
-    """One progress line for an EM iteration or a pivot smoothing run, worded as ``lpcfg
-    train`` words its EM iterations (``learners.em``)."""
-    if "smoothing" in record:
-        weight, fitted = record["smoothing"], record["r_iterations"]
-        parts = [f"smoothing {weight:g}: r fitted in {fitted} iterations"]
-        if "em_iterations" in record:
-            parts.append(f"{record['em_iterations']} EM iterations kept")
-    else:
-        parts = [
-            f"iteration {record['iteration']:3d}",
-            f"train loglik {record['train_loglik_before']:.1f}",
-        ]
-    if "dev_perplexity" in record:
-        parts.append(f"dev perplexity {record['dev_perplexity']:.1f}")
-    if "seconds" in record:
-        parts.append(f"{record['seconds']:.1f} s")
-    return ", ".join(parts)

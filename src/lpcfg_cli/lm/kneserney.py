@@ -298,15 +298,10 @@ def _find(sorted_keys: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.nd
     return at, sorted_keys[at] == query
 
 
-def fit(
-    train: Sequence[Sentence],
-    dev: Sequence[Sentence] | None = None,
-    options: KNOptions | None = None,
-    progress: Any = None,
-) -> KneserNey:
+def estimate(train: Sequence[Sentence], options: KNOptions | None = None) -> KneserNey:
     """The Kneser-Ney model of ``options.order`` of the ``train`` sentences (vocabulary:
-    ``Vocabulary.build(train, options.rare + 1)``). ``dev`` is not used (nothing to
-    select); ``progress`` (a ``learners.base.Progress``) gets one summary line."""
+    ``Vocabulary.build(train, options.rare + 1)``); ``meta["seconds"]`` says how long it
+    took."""
     options = options or KNOptions()
     t0 = time.perf_counter()
     vocab = Vocabulary.build(train, options.rare + 1)
@@ -318,11 +313,5 @@ def fit(
     summary = {"sentences": len(train), "tokens": len(events) - len(train), "oov": events.oov}
     meta = {"options": to_dict(options), "train": summary}
     model = KneserNey.from_events(vocab, grams, discounts, modified=options.modified, meta=meta)
-    if progress is not None:
-        levels = []
-        for k in range(model.order):
-            d = "/".join(f"{x:.3f}" for x in model.discounts[k])
-            levels.append(f"{len(model.keys[k])} {k + 1}-grams (D {d})")
-        took = time.perf_counter() - t0
-        progress.report(f"kn{options.order}: {', '.join(levels)} ({took:.1f} s)")
+    model.meta["seconds"] = time.perf_counter() - t0
     return model

@@ -42,6 +42,10 @@ from lpcfg_cli.grammar.lexicon import RareWords
 FORMAT = "lpcfg-model"
 FORMAT_VERSION = 1
 FORMS = ("probabilistic", "tensor")
+# The decoder of a model whose metadata names its method but not its decoder: files written
+# before learners recorded ``decode`` (the rule of those versions; never extended: learners
+# record their decoder), and models made in memory with only a method.
+LEGACY_DECODE = {"em": "max-bracket", "splitmerge": "max-bracket"}
 # What the other kinds of lpcfg model file are, for a command that takes a parsing model.
 OTHER_FORMATS = {
     "lpcfg-lm": "a language model (made by `lpcfg lm train`), not a parsing model: "
@@ -188,6 +192,15 @@ class LPCFG:
             form,
             dict(meta or {}),
         )
+
+    def decoder(self) -> str:
+        """The decoder this model wants (``parsing.parser_options.resolve_decoder``): the
+        one its learner recorded, or for a file written before that record the rule of its
+        time by method (``LEGACY_DECODE``)."""
+        recorded = self.meta.get("decode")
+        if isinstance(recorded, str):
+            return recorded
+        return LEGACY_DECODE.get(str(self.meta.get("method")), "max-marginal")
 
     @property
     def max_states(self) -> int:

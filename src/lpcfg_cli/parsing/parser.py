@@ -26,10 +26,10 @@ from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.string_charts import RulesByWord, token_rules
-from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.model import rarewords
 from lpcfg_cli.model.backoff import coarser_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.combine import combine, combine_rules
 from lpcfg_cli.parsing.decoders import (
     Brackets,
     best_labels,
@@ -37,9 +37,10 @@ from lpcfg_cli.parsing.decoders import (
     goodman_trees,
     max_rule_trees,
 )
+from lpcfg_cli.parsing.parser_options import ParserOptions, chart_length_limit, resolve_decoder
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import debinarize
-from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks, spans
+from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks
 from lpcfg_cli.treebank.tree import Tree
 
 # Why a sentence got a fallback tree when no tree covers it (a coarser grammar may: backoff).
@@ -48,137 +49,6 @@ NO_PARSE_LATENT = "no parse under the latent model"
 
 # Why a sentence got a fallback tree when its chart did not fit in memory.
 OUT_OF_MEMORY = "out of memory"
-
-# The default ``max_length`` keeps the coarse chart of one sentence within this many
-# (span, symbol) items: the coarse pass holds about six float64 arrays of that shape (peak
-# resident memory grows by about 45 bytes per item), so 4.5e7 items are about 2 GB. For the
-# PTB's default binarization (206 symbols) that is 660 words; for a grammar binarized with
-# --vertical 2 --horizontal 2 (2,664 symbols), 183. Derived from the model alone, it gives
-# the same parses on every machine; sentences of that length take tens of seconds.
-CHART_ITEMS = 45_000_000
-
-
-def chart_length_limit(n_symbols: int, items: int = CHART_ITEMS) -> int:
-    """The longest sentence whose chart of ``n_symbols`` symbols per span holds at most
-    ``items`` items (at least 1)."""
-    n = int((2 * items / max(n_symbols, 1)) ** 0.5)
-    while n > 1 and spans(n) * n_symbols > items:
-        n -= 1
-    return max(n, 1)
-
-
-# Default coarse-posterior threshold, chosen on the dev split (wsj_0150-0174) with the m = 16
-# models of `make demo`. Strict dev F1 at 1e-5 / 1e-4 / 3e-4 / 1e-3: em 84.91 / 84.83 /
-# 84.99 / 84.80, spectral 84.99 / 84.93 / 84.95 / 84.86, pivot+em 85.81 / 85.82 / 85.92 /
-# 85.88, pivot 83.41 / 83.38 / 83.45 / 83.82: no loss down to 3e-4 (differences are within
-# +-0.1), while the latent pass of the test split does a quarter of the multiply-adds it does
-# at 1e-5 (30 instead of 116 GFLOP for em) and takes a fifth of the time.
-PRUNE = 3e-4
-
-
-@dataclass(frozen=True)
-class ParserOptions:
-    """How ``Parser`` prunes and which sentences it leaves unparsed (``lpcfg parse``'s
-    options, and those of dev scoring during training)."""
-
-    prune: float = hyper(
-        PRUNE, "Coarse-to-fine posterior threshold (0 = no pruning).", min=0.0, max=1.0
-    )
-    max_length: int | None = hyper(
-        None,
-        "Longer sentences get a flat fallback tree instead of a parse [default: the longest "
-        "whose chart fits in about 2 GB for the model's grammar, 660 words for a "
-        "PTB grammar].",
-        min=1,
-        kind="int",
-    )
-    # Dev split, bundle of 3 split-merge seeds: strict F1 87.79 (product), 87.49 (mean).
-    combine: str = hyper(
-        "product",
-        "How the models of an ensemble (lpcfg bundle) vote: the "
-        "product of their posteriors, or their mean.",
-        choices=("product", "mean"),
-    )
-
-    decode: str = hyper(
-        "auto",
-        "Tree chosen from the posteriors: max-marginal (Goodman; the spectral papers'), "
-        "max-bracket (the sum over its EVALB brackets of posterior minus "
-        "--bracket-threshold), max-rule-product (Petrov & Klein 2007; the Berkeley "
-        "parser's default) or variational (Matsuzaki et al. 2005; the Berkeley parser's "
-        "-variational). auto: max-bracket for EM and split-merge models, max-marginal for "
-        "the others and for an ensemble combined by product.",
-        choices=("auto", "max-marginal", "max-bracket", "max-rule-product", "variational"),
-    )
-    bracket_threshold: float = hyper(
-        0.4,
-        "max-bracket: a bracket is kept when its posterior exceeds this (about half the "
-        "F1 expected; chosen on dev).",
-        min=0.0,
-        max=1.0,
-    )
-
-    def __post_init__(self) -> None:
-        check(self)
-
-
-# Learners whose models ``--decode auto`` parses with max-bracket. Dev split, strict F1,
-# max-marginal -> max-bracket (README, decoding): em m = 16 85.82 -> 86.06, split-merge seeds
-# 0-2 87.52 -> 87.68. The others keep Goodman's max-marginal: the spectral papers' decoder
-# for spectral, pivot and pivot+em (Cohen et al. 2012, 2014; Cohen & Collins 2014: dev 85.06
-# -> 85.09, 84.86 -> 85.18 and 86.20 -> 86.52 with max-bracket, which `--decode` still
-# gives), and the treebank PCFG loses with max-bracket (69.87 -> 69.61). A bundle combined
-# by product keeps max-marginal (88.98 -> 88.74): its scores are geometric means of the
-# members' posteriors, not posteriors, so pooling them against a threshold means nothing.
-MAX_BRACKET_METHODS = frozenset({"em", "splitmerge"})
-
-
-def decoder(options: ParserOptions, model: LPCFG, method: str | None = None) -> str:
-    """The decoder ``options.decode`` names, ``auto`` resolved for ``model`` (see
-    ``MAX_BRACKET_METHODS``) or, while a learner is still fitting it, for that learner's
-    ``method``."""
-    if options.decode != "auto":
-        return options.decode
-    if model.members and options.combine == "product":
-        return "max-marginal"
-    methods = {method} if method else {m.meta.get("method") for m in (model, *model.members)}
-    return "max-bracket" if methods <= MAX_BRACKET_METHODS else "max-marginal"
-
-
-def combine_rules(rules: list[tuple[np.ndarray, ...]], how: str) -> tuple[np.ndarray, ...]:
-    """One posterior per anchored rule from an ensemble's models, as ``combine`` does for
-    items: ``product`` keeps the rules every model has, with the geometric mean of their
-    posteriors' absolute values; ``mean`` averages them (a model without the rule counts
-    zero)."""
-    if len(rules) == 1:
-        return rules[0]
-    triples = np.concatenate([np.stack(r[:3], axis=1) for r in rules])  # (parent, left, right)
-    uniq, inverse = np.unique(triples, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    per_model = np.zeros((len(rules), len(uniq)))  # a rule a model lacks has posterior 0
-    first = 0
-    for i, r in enumerate(rules):
-        per_model[i, inverse[first : first + len(r[3])]] = r[3]
-        first += len(r[3])
-    post = combine(list(per_model), how)
-    keep = post > 0
-    return (uniq[keep, 0], uniq[keep, 1], uniq[keep, 2], post[keep])
-
-
-def combine(marginals: list[np.ndarray], how: str) -> np.ndarray:
-    """One score per item from the marginals of an ensemble's models (one array: itself).
-
-    ``mean``: the average of their absolute values. ``product``: their geometric mean, which
-    ranks items as the product of the models' posteriors does (Petrov 2010 multiplies the
-    grammars' posteriors); an item some model rules out scores zero.
-    """
-    if len(marginals) == 1:
-        return marginals[0]
-    stacked = np.abs(np.stack(marginals))
-    if how == "product":
-        with np.errstate(divide="ignore"):
-            return np.exp(np.log(stacked).mean(axis=0))
-    return stacked.mean(axis=0)
 
 
 @dataclass
@@ -214,7 +84,7 @@ class Parser:
         self.prune = self.options.prune
         g = model.grammar
         self.max_length = self.options.max_length or chart_length_limit(g.n_symbols)
-        self.decode = decoder(self.options, model)
+        self.decode = resolve_decoder(self.options, model)
         self.symbols = g.symbols
         self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
         # The latent pass runs in float32 with tiny values flushed to zero (see

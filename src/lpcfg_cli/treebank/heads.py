@@ -2,16 +2,13 @@
 
 The spectral learner's features use the part-of-speech tag of a constituent's head word.
 Heads are found on the original (unbinarized) trees, where the rules apply, and carried over
-to the binarized nodes by span (``binarized_heads``).
+to the binarized nodes by span (``learners.features.binarized_heads``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
-from lpcfg_cli.grammar.indexed import CompiledTreebank
 from lpcfg_cli.treebank.tree import Tree, is_preterminal
 
 # label -> (search direction, priority list); "left" scans children left to right.
@@ -169,30 +166,3 @@ def constituent_heads(tree: Tree) -> dict[tuple[int, int], int]:
             frames[-1][3] = end
             frames[-1][4].append(head)
     return out
-
-
-def binarized_heads(bank: CompiledTreebank, originals: Sequence[Tree]) -> np.ndarray:
-    """Head word position (within its sentence) of every node of ``bank``.
-
-    ``originals[t]`` is the unbinarized tree that ``bank``'s tree ``t`` was made from. A
-    binarized node with the span of an original constituent gets that constituent's head;
-    an intermediate node (part of an n-ary constituent) gets its parent's head if that lies
-    inside its span, otherwise the head of its child nearest to it.
-    """
-    head = np.full(bank.n_nodes, -1, dtype=np.int64)
-    start, end, left, right = bank.start, bank.end, bank.left, bank.right
-    for t, tree in enumerate(originals):
-        spans = constituent_heads(tree)
-        lo, hi = int(bank.tree_start[t]), int(bank.tree_start[t + 1])
-        for n in range(hi - 1, lo - 1, -1):  # parents before children
-            h = spans.get((int(start[n]), int(end[n])))
-            if h is None:
-                p = int(bank.parent[n])
-                ph = int(head[p]) if p >= 0 else -1
-                if start[n] <= ph < end[n]:
-                    h = ph
-                else:
-                    child = int(left[n]) if ph < start[n] else int(right[n])
-                    h = spans.get((int(start[child]), int(end[child])), int(start[child]))
-            head[n] = h
-    return head
