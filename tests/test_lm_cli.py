@@ -208,9 +208,10 @@ def test_foreign_and_corrupt_model_files_are_one_error(d):
     cases = [
         (
             {"format": "lpcfg-model", "format_version": 1},
-            "an lpcfg parsing model, not a language model",
+            "a parsing model (made by `lpcfg train`), not a language model: use it with "
+            "`lpcfg parse`",
         ),
-        ({"format": "something"}, "not an lpcfg language model file"),
+        ({"format": "something"}, "not an lpcfg model file (a language model expected)"),
         ({**good, "format_version": 7}, "format version 7, written by a newer lpcfg"),
         ({**good, "format_version": "1"}, "format version '1'"),
         ({**good, "method": "zz"}, "unknown method 'zz'"),

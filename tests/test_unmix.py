@@ -427,7 +427,10 @@ def test_cli_errors_are_one_line(tmp_path):
         (("--model", "pcfg-ie", "--states", "4", s), "d = 3 < k = 4"),
         (("--model", "pcfg-ie", "--states", "2"), "give SENTENCES or --exact-moments"),
         (("--model", "pcfg-ie", s, "--exact-moments", tmp_path / "p.npz"), "not both"),
-        (("--model", "pcfg-ie", "--exact-moments", parsing), "parsing model, not a topology"),
+        (
+            ("--model", "pcfg-ie", "--exact-moments", parsing),
+            "a parsing model (made by `lpcfg train`), not a topology model",
+        ),
         (("--model", "dep-ies", "--exact-moments", tmp_path / "p.npz"), "a pcfg-ie model"),
         (("--model", "pcfg-ie", s), "needs --states"),
         (("--model", "dep-ies", "--states", "2", s), "--states has no effect"),

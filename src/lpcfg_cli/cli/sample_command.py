@@ -19,11 +19,11 @@ from lpcfg_cli.cli.options import (
     unused,
 )
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.files.archive import read_npz
-from lpcfg_cli.files.streams import atomic_output, display_name
+from lpcfg_cli.files.model_file import PARSING, TOPOLOGY, read_model_file
+from lpcfg_cli.files.streams import atomic_output
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import iter_trees, random_lpcfg
-from lpcfg_cli.topology_models import topology_file as modelfile
+from lpcfg_cli.topology_models import topology_file
 from lpcfg_cli.topology_models.samples import draw_lengths, sample_by_length
 from lpcfg_cli.treebank.binarize import debinarize
 from lpcfg_cli.treebank.ptb import format_tree
@@ -33,18 +33,17 @@ from lpcfg_cli.treebank.ptb import format_tree
 SENTENCES_AT_ONCE = 10_000
 
 
-def _load(path: str) -> LPCFG | modelfile.TopologyModel:
-    """A parsing model or a topology model, told apart by the metadata's ``format``; the
-    file is read once (it may be stdin or a pipe)."""
-    name = display_name(path)
-    arrays = read_npz(path, name)
-    if modelfile.is_topology_model(arrays):
-        return modelfile.from_arrays(arrays, name)
-    return LPCFG.from_arrays(arrays, name)
+def _load(path: str) -> LPCFG | topology_file.TopologyModel:
+    """A parsing model or a topology model, told apart by the file's kind; the file is
+    read once (it may be stdin or a pipe)."""
+    file = read_model_file(path, {PARSING, TOPOLOGY})
+    if file.kind == TOPOLOGY:
+        return topology_file.from_file(file)
+    return LPCFG.from_file(file)
 
 
 def _sentences(
-    model: modelfile.TopologyModel, count: int, length: int | None, seed: int
+    model: topology_file.TopologyModel, count: int, length: int | None, seed: int
 ) -> Iterator[str]:
     """``count`` sentences of ``model`` (``length`` words each, or lengths drawn from the
     stored length distribution), tokens separated by spaces, drawn in pieces."""
@@ -194,7 +193,7 @@ def command(
     for name in ("inter", "pre", "n_words", "states"):
         unused(ctx, name, "without --random-grammar (it sizes the random grammar)")
     loaded = _load(model)
-    if isinstance(loaded, modelfile.TopologyModel):
+    if isinstance(loaded, topology_file.TopologyModel):
         for name in ("latent", "binarized"):
             unused(ctx, name, "with a topology model (it draws sentences, not trees)")
         _write(_sentences(loaded, count, length, seed), output, encoding)

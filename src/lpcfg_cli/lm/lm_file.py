@@ -3,10 +3,9 @@
 A file holds numeric arrays (whatever the model needs) and one JSON metadata entry
 (``meta_json``, UTF-8 bytes): ``format`` ``"lpcfg-lm"``, ``format_version``, ``method``,
 ``vocabulary`` (its words in id order and ``min_count``) and the model's own ``meta``
-(options, training summary). It is read with ``allow_pickle=False``, so a file from an
-untrusted source cannot execute code, and written atomically with fixed zip timestamps (the
-same model gives the same bytes), by the archive helpers of ``lpcfg_cli.model.lpcfg``. Anything
-else (a parsing model, a truncated archive, a wrong array) is one ``LpcfgError``.
+(options, training summary). It is read and written by ``files.model_file`` (no pickle,
+atomic, fixed zip timestamps: the same model gives the same bytes). Anything else (a parsing
+model, a truncated archive, a wrong array) is one ``LpcfgError``.
 
 ``MODEL_CLASSES`` maps each method name to the class that reads its arrays back: a class
 with ``from_arrays(vocab, arrays, meta)`` whose models have ``method``, ``vocab`` and
@@ -15,25 +14,19 @@ with ``from_arrays(vocab, arrays, meta)`` whose models have ``method``, ``vocab`
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Protocol
 
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.files.archive import read_npz, write_npz
-from lpcfg_cli.files.streams import atomic_output, display_name
+from lpcfg_cli.files.model_file import LANGUAGE, read_model_file, write_model_file
+from lpcfg_cli.files.streams import display_name
 from lpcfg_cli.lm.aggregate import METHODS as AGGREGATE_METHODS
 from lpcfg_cli.lm.aggregate import AggregateLM
 from lpcfg_cli.lm.corpus import Vocabulary
 from lpcfg_cli.lm.kneserney import KneserNey
 from lpcfg_cli.lm.perplexity import LanguageModel
-from lpcfg_cli.model.lpcfg import FORMAT as PARSING_FORMAT
-
-FORMAT = "lpcfg-lm"
-FORMAT_VERSION = 1
-META_ENTRY = "meta_json"
 
 
 class SavedModel(LanguageModel, Protocol):
@@ -62,23 +55,12 @@ def save_lm(
 ) -> None:
     """Write a language model file atomically (``-``: stdout). ``arrays`` are numeric
     (bool, int, float) arrays named by identifiers; ``meta`` any JSON value mapping."""
-    for name, value in arrays.items():
-        if not name.isidentifier() or name == META_ENTRY:
-            raise ValueError(f"array name {name!r} is not an identifier, or is reserved")
-        if np.asarray(value).dtype.kind not in "biuf":
-            raise ValueError(f"array {name!r} is not numeric ({np.asarray(value).dtype})")
     header = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
         "method": method,
         "vocabulary": {"words": vocab.words, "min_count": vocab.min_count},
         "meta": meta,
     }
-    text = json.dumps(header, ensure_ascii=False)
-    entries = {META_ENTRY: np.frombuffer(text.encode("utf-8"), dtype=np.uint8)}
-    entries.update({k: np.asarray(v) for k, v in arrays.items()})
-    with atomic_output(path, "wb") as fh:
-        write_npz(fh, entries)
+    write_model_file(path, LANGUAGE, header, arrays)
 
 
 def load_lm(
@@ -86,24 +68,8 @@ def load_lm(
 ) -> tuple[str, Vocabulary, dict[str, np.ndarray], dict[str, Any]]:
     """``(method, vocab, arrays, meta)`` of a language model file (``-``: stdin), checked
     as far as the format goes; the method's class checks its own arrays."""
-    name = display_name(path)
-    arrays = read_npz(path, name)
-    raw = arrays.pop(META_ENTRY, None)
-    if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
-        raise LpcfgError("not an lpcfg language model file (no metadata)", source=name)
-    try:
-        header = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise LpcfgError("corrupt language model metadata", source=name) from None
-    if not isinstance(header, dict):
-        raise LpcfgError("not an lpcfg language model file", source=name)
-    if header.get("format") == PARSING_FORMAT:
-        raise LpcfgError(
-            "an lpcfg parsing model, not a language model (made by `lpcfg lm train`)", source=name
-        )
-    if header.get("format") != FORMAT:
-        raise LpcfgError("not an lpcfg language model file", source=name)
-    _check_version(header.get("format_version"), name)
+    file = read_model_file(path, {LANGUAGE})
+    header, name = file.header, file.name
     method, vocabulary, meta = header.get("method"), header.get("vocabulary"), header.get("meta")
     if (
         not isinstance(method, str)
@@ -120,7 +86,7 @@ def load_lm(
         vocab = Vocabulary(words, min_count)
     except LpcfgError as exc:
         raise LpcfgError(f"corrupt language model: {exc.message}", source=name) from None
-    return method, vocab, arrays, meta
+    return method, vocab, file.arrays, meta
 
 
 def save_model(path: str | os.PathLike[str], model: SavedModel) -> None:
@@ -152,15 +118,3 @@ def load_model(path: str | os.PathLike[str]) -> SavedModel:
             f"corrupt language model: a {model.method} model filed as {method}", source=name
         )
     return model
-
-
-def _check_version(version: Any, name: str) -> None:
-    """Refuse a format version this lpcfg cannot read, saying which the file has."""
-    if type(version) is int and version == FORMAT_VERSION:
-        return
-    reads = f"this lpcfg reads language model format version {FORMAT_VERSION} only"
-    if type(version) is int and version > FORMAT_VERSION:
-        message = f"format version {version}, written by a newer lpcfg ({reads}: upgrade lpcfg)"
-    else:
-        message = f"format version {version!r} ({reads})"
-    raise LpcfgError(f"language model file has {message}", source=name)

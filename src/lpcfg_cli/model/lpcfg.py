@@ -26,7 +26,6 @@ metadata's wall-clock timings, the values of keys named ``seconds`` or ending in
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,25 +33,15 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.files.archive import read_npz, write_npz
-from lpcfg_cli.files.streams import atomic_output, display_name
+from lpcfg_cli.files.model_file import PARSING, ModelFile, read_model_file, write_model_file
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.lexicon import RareWords
 
-FORMAT = "lpcfg-model"
-FORMAT_VERSION = 1
 FORMS = ("probabilistic", "tensor")
 # The decoder of a model whose metadata names its method but not its decoder: files written
 # before learners recorded ``decode`` (the rule of those versions; never extended: learners
 # record their decoder), and models made in memory with only a method.
 LEGACY_DECODE = {"em": "max-bracket", "splitmerge": "max-bracket"}
-# What the other kinds of lpcfg model file are, for a command that takes a parsing model.
-OTHER_FORMATS = {
-    "lpcfg-lm": "a language model (made by `lpcfg lm train`), not a parsing model: "
-    "use it with `lpcfg lm perplexity` or `lpcfg lm score`",
-    "lpcfg-topology-model": "a topology model (made by `lpcfg unmix`), not a parsing model: "
-    "`lpcfg sample` draws sentences from it",
-}
 # Zip entries get this timestamp (the earliest a zip file can hold), not the time of saving.
 
 
@@ -318,18 +307,20 @@ class LPCFG:
     # ------------------------------------------------------------------ files
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model atomically as one ``.npz`` archive (``-`` for stdout)."""
-        meta = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
+        """Write the model atomically as one model file (``files.model_file``; ``-`` for
+        stdout)."""
+        header = {
             "form": self.form,
             "grammar": self.grammar.to_json(),
-            **{k: v for k, v in self.meta.items() if k not in ("format", "grammar", "form")},
+            **{
+                k: v
+                for k, v in self.meta.items()
+                if k not in ("format", "format_version", "grammar", "form")
+            },
         }
         if self.members:
-            meta["members"] = [{"form": m.form, **m.meta} for m in self.members]
+            header["members"] = [{"form": m.form, **m.meta} for m in self.members]
         arrays = {
-            "meta_json": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
             "rules_binary": self.grammar.binary,
             "rules_lexical": self.grammar.lexical,
             "rare_table": self.grammar.rare_words.table,
@@ -345,30 +336,17 @@ class LPCFG:
             arrays.update(
                 {f"member{i}_{k}": getattr(m, k) for k in ("states", "binary", "lexical", "root")}
             )
-        with atomic_output(path, "wb") as fh:
-            write_npz(fh, arrays)
+        write_model_file(path, PARSING, header, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LPCFG:
         """Read and validate a model file; a corrupt or foreign file gives ``LpcfgError``."""
-        name = display_name(path)
-        return cls.from_arrays(read_npz(path, name), name)
+        return cls.from_file(read_model_file(path, {PARSING}))
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], name: str) -> LPCFG:
-        """The model held by a model file's arrays (``read_npz``), read once by a caller
-        that must first tell what kind of file it is (``lpcfg sample``); ``name`` for
-        errors."""
-        if "meta_json" not in arrays:
-            raise LpcfgError("not an lpcfg model file (no metadata)", source=name)
-        try:
-            meta = json.loads(arrays["meta_json"].tobytes().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise LpcfgError("corrupt model metadata", source=name) from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            other = OTHER_FORMATS.get(meta.get("format")) if isinstance(meta, dict) else None
-            raise LpcfgError(other or "not an lpcfg model file", source=name)
-        _check_version(meta.get("format_version"), name)
+    def from_file(cls, file: ModelFile) -> LPCFG:
+        """The model a parsing model file holds (``files.model_file.read_model_file``)."""
+        arrays, meta, name = file.arrays, file.header, file.name
         try:
             gj = meta["grammar"]
             grammar = Grammar(
@@ -457,25 +435,6 @@ def _how(first: LPCFG, other: LPCFG) -> str:
     if not diff:
         return ""
     return "; " + ", ".join(diff) + ": train them with the same --horizontal, --vertical, --factor"
-
-
-def _check_version(version: Any, name: str) -> None:
-    """Refuse a format version this lpcfg cannot read, saying which the file has."""
-    if type(version) is int and version == FORMAT_VERSION:
-        return
-    reads = f"this lpcfg reads format version {FORMAT_VERSION} only"
-    if version is None:
-        message = f"model file has no format version ({reads})"
-    elif type(version) is not int:
-        message = f"model file has a malformed format version {version!r} ({reads})"
-    elif version > FORMAT_VERSION:
-        message = (
-            f"model file has format version {version}, written by a newer lpcfg "
-            f"({reads}: upgrade lpcfg)"
-        )
-    else:
-        message = f"model file has format version {version} ({reads})"
-    raise LpcfgError(message, source=name)
 
 
 def _binary_mask(g: Grammar, states: np.ndarray, m: int) -> np.ndarray:

@@ -17,7 +17,6 @@ array, columns that are not distributions, a bad vocabulary) is one ``LpcfgError
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,8 +24,7 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.files.archive import read_npz, write_npz
-from lpcfg_cli.files.streams import atomic_output, display_name
+from lpcfg_cli.files.model_file import TOPOLOGY, ModelFile, read_model_file, write_model_file
 from lpcfg_cli.topology_models.families import (
     CONSTITUENCY,
     FAMILIES,
@@ -37,9 +35,6 @@ from lpcfg_cli.topology_models.families import (
     stationary,
 )
 
-FORMAT = "lpcfg-topology-model"
-FORMAT_VERSION = 1
-META_ENTRY = "meta_json"
 _TOLERANCE = 1e-6  # a distribution's entries must sum to 1 within this
 
 
@@ -83,69 +78,28 @@ def save(path: str | os.PathLike[str], model: TopologyModel) -> None:
     same checks as ``load``), so a file this writes can be read back."""
     _check(model, "model")
     header = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
         "family": model.family,
         "d": model.d,
         "k": model.k,
         "vocabulary": list(model.vocab),
         "meta": model.meta,
     }
-    text = json.dumps(header, ensure_ascii=False)
-    entries = {META_ENTRY: np.frombuffer(text.encode("utf-8"), dtype=np.uint8)}
-    entries["length_counts"] = np.asarray(model.length_counts, dtype=np.int64)
+    arrays: dict[str, np.ndarray] = {
+        "length_counts": np.asarray(model.length_counts, dtype=np.int64)
+    }
     for name, value in _arrays(model.family, model.params).items():
-        entries[name] = np.asarray(np.real(value), dtype=np.float64)
-    with atomic_output(path, "wb") as fh:
-        write_npz(fh, entries)
-
-
-def header_of(arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
-    """The JSON metadata of an lpcfg archive's arrays, or None if it has none readable."""
-    raw = arrays.get(META_ENTRY)
-    if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
-        return None
-    try:
-        header = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return header if isinstance(header, dict) else None
-
-
-def is_topology_model(arrays: dict[str, np.ndarray]) -> bool:
-    """Whether archive ``arrays`` (``npzfile.read_npz``) claim to be a topology model."""
-    header = header_of(arrays)
-    return header is not None and header.get("format") == FORMAT
+        arrays[name] = np.asarray(np.real(value), dtype=np.float64)
+    write_model_file(path, TOPOLOGY, header, arrays)
 
 
 def load(path: str | os.PathLike[str]) -> TopologyModel:
     """Read and check the topology-model file at ``path`` (``-``: stdin)."""
-    name = display_name(path)
-    return from_arrays(read_npz(path, name), name)
+    return from_file(read_model_file(path, {TOPOLOGY}))
 
 
-def from_arrays(arrays: dict[str, np.ndarray], name: str) -> TopologyModel:
-    """A ``TopologyModel`` from an archive's arrays; ``name`` is the file's in errors."""
-    header = header_of(arrays)
-    if header is None:
-        raise LpcfgError("not an lpcfg topology-model file (no readable metadata)", source=name)
-    fmt = header.get("format")
-    if fmt != FORMAT:
-        what = {"lpcfg-model": "an lpcfg parsing model", "lpcfg-lm": "an lpcfg language model"}
-        raise LpcfgError(
-            f"{what.get(fmt, 'not an lpcfg model file')}, not a topology model "
-            "(made by `lpcfg unmix` or topology_models.modelfile.save)",
-            source=name,
-        )
-    version = header.get("format_version")
-    if type(version) is not int or version != FORMAT_VERSION:
-        newer = type(version) is int and version > FORMAT_VERSION
-        raise LpcfgError(
-            f"topology-model file has format version {version!r}"
-            + (", written by a newer lpcfg" if newer else "")
-            + f" (this lpcfg reads version {FORMAT_VERSION} only)",
-            source=name,
-        )
+def from_file(file: ModelFile) -> TopologyModel:
+    """The ``TopologyModel`` a topology-model file holds (``files.model_file``)."""
+    header, arrays, name = file.header, file.arrays, file.name
     family, vocab, meta = header.get("family"), header.get("vocabulary"), header.get("meta", {})
     if family not in FAMILIES:
         raise LpcfgError(f"corrupt topology model: unknown family {family!r}", source=name)
