@@ -158,15 +158,14 @@ def test_parse_with_an_unwritable_install_and_cache(d, tmp_path):
 
 
 def test_jobs_forks_no_more_workers_than_blocks_or_processors(d, monkeypatch):
-    from lpcfg_cli.parsing import streaming as parallel
-    from lpcfg_cli.parsing import workers as processes
+    from lpcfg_cli.parsing import workers
 
     forked = []
-    fork = parallel.Workers._fork
-    monkeypatch.setattr(parallel.Workers, "_fork", lambda self: forked.append(1) or fork(self))
+    fork = workers.Workers._fork
+    monkeypatch.setattr(workers.Workers, "_fork", lambda self: forked.append(1) or fork(self))
     res = invoke("parse", "--jobs", "1000", d / "pcfg.npz", d / "x.txt")
     assert res.exit_code == 0, res.stderr
-    cpus = processes.usable_cpus()
+    cpus = workers.usable_cpus()
     assert (
         f"lpcfg: warning: --jobs 1000 is more than the {cpus} processors available: "
         f"using {cpus}" in res.stderr

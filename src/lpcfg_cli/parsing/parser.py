@@ -298,6 +298,12 @@ class Parser:
             if r.fallback is None:
                 results[i] = ParseResult(r.tree, threshold=r.threshold, backoff=results[i].fallback)
 
+    def parse_block(self, block: Sequence[Sequence[str]]) -> tuple[list[ParseResult], ParseStats]:
+        """The results of ``block`` and the statistics of this block alone (what a worker
+        process sends back)."""
+        self.stats = ParseStats()
+        return self.parse(block), self.stats
+
     def warm_up(self) -> None:
         """Load the compiled kernels (numba's on-disk cache: 0.3 s) by parsing two words, so
         that processes forked afterwards share them instead of each loading them."""

@@ -13,14 +13,7 @@ Workers are forked only as blocks need them, never more than ``jobs`` and never 
 blocks there are (three sentences parse in one process whatever ``jobs`` says); the command
 line caps ``jobs`` at the processors the machine gives this process (``usable_cpus``).
 
-The workers are a small pool of our own (``Workers``) rather than ``multiprocessing.Pool``:
-one pipe per worker and one block in flight per worker, so no lock is shared between
-processes and ending the pool early (``lpcfg parse ... | head -1``, Ctrl-C, an error) is a
-SIGKILL that cannot wait on anything. A CI run of the suite once hung on
-``test_closed_pipe_ends_quietly[2]`` (Pool's shutdown, or its workers outliving their parent
-while holding stderr open); here workers also die with their parent (Linux's
-``PR_SET_PDEATHSIG``) and ignore Ctrl-C, which their parent handles; SIGTERM and SIGHUP end
-them at once (the parent, which turns them into ``errors.Terminated``, cleans up).
+The worker processes are ``parsing.workers.Workers``.
 
 Input may pause (a person typing): the sentence stream then carries ``fileio.PAUSE``, the
 block being filled is parsed at once, and results are handed on before more input is awaited.
@@ -28,22 +21,15 @@ block being filled is parsed at once, and results are handed on before more inpu
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing
-import os
-import signal
-import sys
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from multiprocessing.connection import Connection, wait
 
 from threadpoolctl import threadpool_limits
 
-from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import Pause
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.parser import Parser, ParseResult, ParserOptions, ParseStats
+from lpcfg_cli.parsing.workers import Workers
 from lpcfg_cli.treebank.sentences import blocks
 
 # Sentences per block: small enough to stream and to balance the load across workers. With
@@ -56,130 +42,6 @@ BLOCK = 24
 # Blocks read ahead of the oldest one not yet returned, per worker: bounds memory (results
 # of later blocks wait for a slow earlier one) while keeping every worker busy.
 LOOKAHEAD = 2
-
-
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when its parent ends (a no-op elsewhere), and end
-    now if the parent is already gone."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:
-        os._exit(0)
-
-
-def _serve(parser: Parser, conn: Connection, others: list[Connection], parent: int) -> None:
-    """A worker's loop: blocks in, (results, stats) or an error out, until None or EOF."""
-    _die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    for name in ("SIGTERM", "SIGHUP"):  # end at once: the parent cleans up
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    for other in others:  # the parent's ends of other workers' pipes: EOF must mean EOF
-        other.close()
-    with threadpool_limits(1):
-        while True:
-            try:
-                block = conn.recv()
-            except (EOFError, OSError):
-                return
-            if block is None:
-                return
-            try:
-                parser.stats = ParseStats()
-                message = ("ok", parser.parse(block), parser.stats)
-            except LpcfgError as exc:  # the user's error: the parent reports it as it is
-                message = ("usage", exc, "")
-            except MemoryError:
-                message = ("memory", "", "")
-            except Exception as exc:  # reported by the parent as its own error
-                message = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
-            try:
-                conn.send(message)
-            except OSError:  # the parent is gone (where no death signal ended us first)
-                return
-
-
-class Workers:
-    """Up to ``jobs`` forked processes that parse blocks with ``parser``, one block at a time
-    each, forked as blocks need them (``submit``).
-
-    ``submit`` gives a block to an idle worker, forking one if none is idle and fewer than
-    ``jobs`` run; ``collect`` waits for any busy worker's result. ``close`` ends them:
-    politely after a complete run, by SIGKILL otherwise.
-    """
-
-    def __init__(self, parser: Parser, jobs: int):
-        methods = multiprocessing.get_all_start_methods()
-        self.ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-        self.parser = parser
-        self.jobs = jobs
-        self.conns: list[Connection] = []
-        self.procs: list = []
-        self.busy: dict[int, int] = {}  # worker -> block number it holds
-
-    def _fork(self) -> int:
-        mine, theirs = self.ctx.Pipe()
-        proc = self.ctx.Process(
-            target=_serve,
-            args=(self.parser, theirs, list(self.conns), os.getpid()),
-            daemon=True,
-        )
-        proc.start()
-        theirs.close()
-        self.conns.append(mine)
-        self.procs.append(proc)
-        return len(self.conns) - 1
-
-    def can_take(self) -> bool:
-        """Whether a block submitted now would start at once."""
-        return len(self.busy) < self.jobs
-
-    def submit(self, number: int, block: list[list[str]]) -> None:
-        """Give block ``number`` to an idle worker (forked if needed; ``can_take`` first)."""
-        idle = [w for w in range(len(self.conns)) if w not in self.busy]
-        worker = idle[0] if idle else self._fork()
-        self.conns[worker].send(block)
-        self.busy[worker] = number
-
-    def collect(self) -> list[tuple[int, list[ParseResult], ParseStats]]:
-        """Results of the busy workers that are done (waits for at least one)."""
-        by_conn = {id(self.conns[w]): w for w in self.busy}
-        out = []
-        for conn in wait([self.conns[w] for w in self.busy]):
-            worker = by_conn[id(conn)]
-            try:
-                status, *payload = conn.recv()
-            except (EOFError, OSError):
-                code = self.procs[worker].exitcode
-                raise RuntimeError(f"a parsing worker ended unexpectedly (status {code})") from None
-            if status == "usage":
-                raise payload[0]
-            if status == "memory":
-                raise MemoryError
-            if status == "error":
-                raise RuntimeError(f"in a parsing worker: {payload[0]}\n{payload[1]}")
-            out.append((self.busy.pop(worker), payload[0], payload[1]))
-        return out
-
-    def close(self, kill: bool) -> None:
-        for conn in self.conns:
-            if not kill:
-                try:
-                    conn.send(None)
-                except OSError:
-                    pass
-            conn.close()
-        for proc in self.procs:
-            if kill:
-                proc.kill()
-            proc.join(timeout=None if kill else 10)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
 
 
 def _add(total: ParseStats, stats: ParseStats) -> None:
@@ -230,9 +92,8 @@ class StreamParser:
         for block in blocks(sentences, size=self.block):
             if not block:  # the input paused: nothing is held
                 continue
-            self.parser.stats = ParseStats()
-            results = self.parser.parse(block)
-            self._count(block, self.parser.stats, progress)
+            results, stats = self.parser.parse_block(block)
+            self._count(block, stats, progress)
             yield from results
 
     def _parallel(self, sentences, progress):
