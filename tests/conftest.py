@@ -10,7 +10,7 @@ from lpcfg_cli.errors import LpcfgError
 @pytest.fixture(scope="session")
 def ptb_split():
     """The standard split (raw trees), or skip if NLTK_DATA has no treebank sample."""
-    from lpcfg_cli.treebank.ptb import standard_split
+    from lpcfg_cli.treebank.ptb_sample import standard_split
 
     try:
         return standard_split()

@@ -32,8 +32,8 @@ from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.treebank.ptb import format_tree, leaves
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.ptb import format_tree
+from lpcfg_cli.treebank.tree import Tree, leaves
 
 # --- the command line ---------------------------------------------------------------------
 

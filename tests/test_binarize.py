@@ -7,8 +7,9 @@ import itertools
 import pytest
 
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.treebank.ptb import iter_nodes, normalize, parse_tree
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import parse_tree
+from lpcfg_cli.treebank.tree import Tree, iter_nodes
 
 
 def in_normal_form(tree: Tree) -> bool:

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.treebank.ptb import format_tree, leaves, parse_tree
+from lpcfg_cli.treebank.ptb import format_tree, parse_tree
+from lpcfg_cli.treebank.tree import leaves
 from tests.support import invoke, run, synthetic_treebank
 
 

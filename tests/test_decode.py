@@ -15,8 +15,7 @@ from lpcfg_cli.parsing.dev_f1 import DevF1
 from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.parsing.parser_options import ParserOptions, resolve_decoder
 from lpcfg_cli.treebank.binarize import debinarize
-from lpcfg_cli.treebank.ptb import leaves
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.tree import Tree, leaves
 from tests.support import binary_trees, run_latent, short_sentences
 
 

@@ -33,7 +33,7 @@ from lpcfg_cli.learners.split import random_model
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.parsing.parser import Parser, ParserOptions
-from lpcfg_cli.treebank.ptb import iter_nodes, leaves
+from lpcfg_cli.treebank.tree import iter_nodes, leaves
 from tests.support import binary_trees, brute_force, short_sentences
 
 WORDS = ["a", "b"]

@@ -11,7 +11,8 @@ from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.treebank.ptb import leaves, parse_tree
+from lpcfg_cli.treebank.ptb import parse_tree
+from lpcfg_cli.treebank.tree import leaves
 from tests.support import brute_force, latent_tree_prob, rule_tree, run_latent, short_sentences
 
 

@@ -8,7 +8,8 @@ import pytest
 from lpcfg_cli.grammar.indexed import build_grammar
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine
-from lpcfg_cli.treebank.ptb import format_tree, leaves
+from lpcfg_cli.treebank.ptb import format_tree
+from lpcfg_cli.treebank.tree import leaves
 from tests.support import fit_em, invoke, latent_trees
 
 

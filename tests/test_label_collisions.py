@@ -30,8 +30,9 @@ from lpcfg_cli.model.backoff import coarser_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
-from lpcfg_cli.treebank.ptb import format_tree, leaves, normalize, parse_tree, words
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import format_tree, parse_tree
+from lpcfg_cli.treebank.tree import Tree, leaves, words
 from tests.support import invoke
 
 TWO_TREES = "(S ({ {) (N n))\n(S (X {) (N n))\n"

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.treebank.ptb import format_tree, iter_nodes, leaves, normalize, parse_tree
-from lpcfg_cli.treebank.tree import Tree, is_preterminal
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import format_tree, parse_tree
+from lpcfg_cli.treebank.tree import Tree, is_preterminal, iter_nodes, leaves
 from tests.support import invoke
 
 OPTIONS = [

@@ -7,7 +7,7 @@ import numpy as np
 from lpcfg_cli.grammar.indexed import build_grammar
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.parsing.parser import Parser, ParserOptions
-from lpcfg_cli.treebank.ptb import iter_nodes, leaves
+from lpcfg_cli.treebank.tree import iter_nodes, leaves
 from tests.support import fit_em
 
 

@@ -14,8 +14,7 @@ from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.rarewords import restore
 from lpcfg_cli.parsing.parser import Parser
-from lpcfg_cli.treebank.ptb import iter_nodes, leaves
-from lpcfg_cli.treebank.tree import is_preterminal
+from lpcfg_cli.treebank.tree import is_preterminal, iter_nodes, leaves
 from tests.support import fit_em, latent_trees
 
 ENDINGS = ("ing", "ed", "ness", "s")

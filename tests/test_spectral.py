@@ -15,7 +15,8 @@ from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.numerics import svd as linalg
 from lpcfg_cli.numerics.svd import truncated_svd
-from lpcfg_cli.treebank.ptb import format_tree, leaves, parse_tree
+from lpcfg_cli.treebank.ptb import format_tree, parse_tree
+from lpcfg_cli.treebank.tree import leaves
 
 # ------------------------------------------------------------------ guarded SVD
 

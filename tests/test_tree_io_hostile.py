@@ -17,18 +17,9 @@ from lpcfg_cli.grammar.indexed import build_grammar
 from lpcfg_cli.parsing.decoders import _build
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
 from lpcfg_cli.treebank.heads import constituent_heads
-from lpcfg_cli.treebank.ptb import (
-    escape_token,
-    format_tree,
-    iter_nodes,
-    leaves,
-    normalize,
-    parse_tree,
-    read_treebank,
-    tagged_words,
-    words,
-)
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import escape_token, format_tree, parse_tree, read_treebank
+from lpcfg_cli.treebank.tree import Tree, iter_nodes, leaves, tagged_words, words
 from tests.support import run
 
 DEPTH = 5_000

@@ -8,8 +8,9 @@ import sys
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.treebank.ptb import format_tree, leaves, normalize, parse_tree, read_treebank, words
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import format_tree, parse_tree, read_treebank
+from lpcfg_cli.treebank.tree import Tree, leaves, words
 
 PRETTY = """( (S
     (NP-SBJ (DT The) (NN cat) )

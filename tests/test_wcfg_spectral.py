@@ -10,7 +10,8 @@ import pytest
 from lpcfg_cli.grammar.indexed import build_grammar
 from lpcfg_cli.learners.wcfg import tree_samples
 from lpcfg_cli.treebank.binarize import binarize
-from lpcfg_cli.treebank.ptb import normalize, parse_tree
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import parse_tree
 from lpcfg_cli.wcfg.algebraic import WCFG
 from lpcfg_cli.wcfg.bracketed_samples import check_probabilistic, sample_bracketed
 from lpcfg_cli.wcfg.factorisation import from_hankel, learn_supervised, numerical_rank

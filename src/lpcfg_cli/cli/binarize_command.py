@@ -16,7 +16,8 @@ from lpcfg_cli.cli.options import (
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
-from lpcfg_cli.treebank.ptb import format_tree, normalize, read_treebank
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import format_tree, read_treebank
 
 
 def _warn(err: LpcfgError) -> None:

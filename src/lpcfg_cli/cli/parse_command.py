@@ -25,8 +25,9 @@ from lpcfg_cli.files.streams import Pause, atomic_output, display_name
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.parser import ParseResult, ParserOptions
 from lpcfg_cli.parsing.streaming import StreamParser
-from lpcfg_cli.treebank.ptb import format_tree, read_treebank, words
+from lpcfg_cli.treebank.ptb import format_tree, read_treebank
 from lpcfg_cli.treebank.sentences import read_sentences_or_pauses
+from lpcfg_cli.treebank.tree import words
 
 # Line numbers named per fallback reason in the summary (the rest are counted).
 NAMED_LINES = 10

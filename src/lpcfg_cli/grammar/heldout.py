@@ -19,9 +19,10 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import DEFAULT_ENCODING
 from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar, compile_trees
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
-from lpcfg_cli.treebank.ptb import ROOT_LABELS, format_tree, normalize, read_treebank, words
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import format_tree, read_treebank
 from lpcfg_cli.treebank.sentences import read_sentences
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.tree import ROOT_LABELS, Tree, words
 
 # A scorer: (model, the dev trees) -> strict F1 of the model's parses of them, decoded as
 # ``DevTrees.decode`` says (None: as the model's file says).

@@ -28,8 +28,7 @@ import numpy as np
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.lexicon import Lexicon, RareWords, Signatures, is_signature, known_spelling
 from lpcfg_cli.treebank import labels
-from lpcfg_cli.treebank.ptb import iter_nodes, leaves
-from lpcfg_cli.treebank.tree import Tree, is_preterminal
+from lpcfg_cli.treebank.tree import Tree, is_preterminal, iter_nodes, leaves
 
 
 @dataclass

@@ -33,9 +33,10 @@ from lpcfg_cli.grammar.indexed import (
 from lpcfg_cli.grammar.lexicon import Lexicon, Signatures, is_signature, known_spelling
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
-from lpcfg_cli.treebank.ptb import leaves, normalize, read_treebank
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import read_treebank
 from lpcfg_cli.treebank.sentences import read_sentences
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.tree import Tree, leaves
 
 
 @dataclass(frozen=True)
@@ -93,15 +94,20 @@ def binarized_trees(
 ) -> tuple[list[Tree], list[Tree]]:
     """(normalised trees, binarized trees) of the treebank files; empty trees are dropped."""
     records = read_treebank(list(paths), skip_bad=skip_bad, on_bad=on_bad, encoding=encoding)
+    normal, binary = _normal_and_binary([rec.tree for rec in records], options)
+    if not binary:
+        raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)))
+    return normal, binary
+
+
+def _normal_and_binary(trees: Sequence[Tree], options: BinarizeOptions) -> tuple[list, list]:
     normal, binary = [], []
-    for rec in records:
-        tree = normalize(rec.tree)
+    for raw in trees:
+        tree = normalize(raw)
         if tree is None:
             continue
         normal.append(tree)
         binary.append(binarize(tree, options))
-    if not binary:
-        raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)))
     return normal, binary
 
 
@@ -114,15 +120,38 @@ def prepare(
     on_bad: Callable[[LpcfgError], None] | None = None,
     encoding: str = DEFAULT_ENCODING,
 ) -> TrainingData:
-    """Read, normalise, binarize and index the training treebank."""
+    """Read, normalise, binarize and index the training treebank files."""
     t0 = time.perf_counter()
     normal, trees = binarized_trees(
         paths, options, skip_bad=skip_bad, on_bad=on_bad, encoding=encoding
     )
+    return _indexed(normal, trees, options, rare, [str(p) for p in paths], t0)
+
+
+def prepare_trees(
+    trees: Sequence[Tree], options: BinarizeOptions, *, rare: int = DataOptions.rare
+) -> TrainingData:
+    """``prepare`` for trees already read (``Tree``s, e.g. converted with
+    ``treebank.nltk_trees.from_nltk``): normalised, binarized and indexed."""
+    t0 = time.perf_counter()
+    normal, binary = _normal_and_binary(trees, options)
+    if not binary:
+        raise LpcfgError("no usable trees (every tree is empty once normalised)")
+    return _indexed(normal, binary, options, rare, [], t0)
+
+
+def _indexed(
+    normal: list[Tree],
+    trees: list[Tree],
+    options: BinarizeOptions,
+    rare: int,
+    files: list[str],
+    t0: float,
+) -> TrainingData:
     grammar, bank = build_grammar(trees, rare=rare, binarization=options.to_dict())
     summary = {
         "input": "trees",
-        "files": [str(p) for p in paths],
+        "files": files,
         "trees": len(trees),
         "words": int(sum(len(leaves(t)) for t in trees)),
         "symbols": grammar.n_symbols,

@@ -29,8 +29,7 @@ import scipy.sparse as sp
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
 from lpcfg_cli.treebank.heads import constituent_heads
-from lpcfg_cli.treebank.ptb import tagged_words
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.tree import Tree, tagged_words
 
 INSIDE = ("word", "left", "right", "rule", "rule+left", "rule+right", "head", "length")
 # Used by the pivot learner: the lexical rule itself (tau(a -> x) = a -> x, its section 6.1)

@@ -20,17 +20,24 @@ with max-bracket. The measurements are in the documentation's parsing page.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from lpcfg_cli.errors import ParameterError
+from lpcfg_cli.files.model_file import KINDS, read_model_file
+from lpcfg_cli.files.model_file import LANGUAGE as LANGUAGE_FILE
+from lpcfg_cli.files.model_file import PARSING as PARSING_FILE
+from lpcfg_cli.grammar.heldout import DevText, DevTrees
+from lpcfg_cli.grammar.training_data import DataOptions, prepare, prepare_trees
 from lpcfg_cli.learners.chain import Chain
 from lpcfg_cli.learners.em import EMLearner
 from lpcfg_cli.learners.ensemble import Ensemble
 from lpcfg_cli.learners.language_models import AggregateLearner, KneserNeyLearner
 from lpcfg_cli.learners.pcfg import PCFGLearner
 from lpcfg_cli.learners.pivot import PivotLearner
-from lpcfg_cli.learners.protocol import LM, PARSING, Learner
+from lpcfg_cli.learners.protocol import LM, PARSING, SILENT, Learner, Progress
 from lpcfg_cli.learners.selection import (
     EarlyStopping,
     GridOptions,
@@ -41,9 +48,13 @@ from lpcfg_cli.learners.spectral import SpectralLearner
 from lpcfg_cli.learners.splitmerge import SplitMergeLearner
 from lpcfg_cli.learners.statesearch import SearchOptions
 from lpcfg_cli.learners.wcfg import WCFGLearner, WCFGUnsupervisedLearner
+from lpcfg_cli.lm import lm_file
 from lpcfg_cli.lm.aggregate import OPTIONS as AGGREGATE_OPTIONS
 from lpcfg_cli.lm.kneserney import KNOptions
+from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.topology_models import topology_file
 from lpcfg_cli.treebank.binarize import BinarizeOptions
+from lpcfg_cli.treebank.tree import Tree
 
 
 @dataclass(frozen=True)
@@ -236,3 +247,52 @@ def learner(method: str, ensemble: int = 1, *, family: str = PARSING, **values: 
     seed = values.get("seed") or 0
     members = [spec.build(**{**values, "seed": seed + i}) for i in range(ensemble)]
     return Ensemble(method, members)
+
+
+def train(
+    treebank: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Sequence[Tree],
+    method: str = "pcfg",
+    *,
+    dev: DevTrees | DevText | None = None,
+    ensemble: int = 1,
+    rare: int = DataOptions.rare,
+    binarize: BinarizeOptions | None = None,
+    progress: Progress = SILENT,
+    **options: Any,
+) -> LPCFG:
+    """A parsing model of ``treebank`` (files, or ``Tree`` objects) by ``method`` with these
+    hyper-parameters (``learner``), its trees binarized as the method binarizes them unless
+    ``binarize`` says otherwise; ``dev``: dev trees with their scorer
+    (``parsing.dev_f1.read_dev_trees``), for the methods that select."""
+    fitter = learner(method, ensemble, **options)
+    how = binarize or binarization(method)
+    if isinstance(treebank, (str, os.PathLike)):
+        treebank = [treebank]
+    items = list(treebank)
+    if items and all(isinstance(t, Tree) for t in items):
+        data = prepare_trees(items, how, rare=rare)
+    else:
+        data = prepare([os.fspath(p) for p in items], how, rare=rare)
+    return fitter.fit(data, dev, progress=progress)
+
+
+def load_model(path: str | os.PathLike[str]) -> Any:
+    """The model in a model file of any kind (``-``: stdin): an ``LPCFG`` (``lpcfg
+    train``), a language model (``lpcfg lm train``) or a topology model (``lpcfg unmix``)."""
+    file = read_model_file(path, KINDS)
+    if file.kind == PARSING_FILE:
+        return LPCFG.from_file(file)
+    if file.kind == LANGUAGE_FILE:
+        return lm_file.from_file(file)
+    return topology_file.from_file(file)
+
+
+def save_model(model: Any, path: str | os.PathLike[str]) -> None:
+    """Write ``model`` (any kind ``load_model`` reads) to ``path`` atomically (``-``:
+    stdout)."""
+    if isinstance(model, LPCFG):
+        model.save(path)
+    elif isinstance(model, topology_file.TopologyModel):
+        topology_file.save(path, model)
+    else:
+        lm_file.save_model(path, model)

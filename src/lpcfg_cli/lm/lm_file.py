@@ -20,8 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.files.model_file import LANGUAGE, read_model_file, write_model_file
-from lpcfg_cli.files.streams import display_name
+from lpcfg_cli.files.model_file import LANGUAGE, ModelFile, read_model_file, write_model_file
 from lpcfg_cli.lm.aggregate import METHODS as AGGREGATE_METHODS
 from lpcfg_cli.lm.aggregate import AggregateLM
 from lpcfg_cli.lm.corpus import Vocabulary
@@ -68,7 +67,10 @@ def load_lm(
 ) -> tuple[str, Vocabulary, dict[str, np.ndarray], dict[str, Any]]:
     """``(method, vocab, arrays, meta)`` of a language model file (``-``: stdin), checked
     as far as the format goes; the method's class checks its own arrays."""
-    file = read_model_file(path, {LANGUAGE})
+    return _parts(read_model_file(path, {LANGUAGE}))
+
+
+def _parts(file: ModelFile) -> tuple[str, Vocabulary, dict[str, np.ndarray], dict[str, Any]]:
     header, name = file.header, file.name
     method, vocabulary, meta = header.get("method"), header.get("vocabulary"), header.get("meta")
     if (
@@ -97,8 +99,13 @@ def save_model(path: str | os.PathLike[str], model: SavedModel) -> None:
 
 def load_model(path: str | os.PathLike[str]) -> SavedModel:
     """The model in the file at ``path``, built by its method's class."""
-    name = display_name(path)
-    method, vocab, arrays, meta = load_lm(path)
+    return from_file(read_model_file(path, {LANGUAGE}))
+
+
+def from_file(file: ModelFile) -> SavedModel:
+    """The language model a model file holds (``files.model_file``)."""
+    name = file.name
+    method, vocab, arrays, meta = _parts(file)
     cls = MODEL_CLASSES.get(method)
     if cls is None:
         known = ", ".join(MODEL_CLASSES)

@@ -31,6 +31,7 @@ from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.parser import Parser, ParseResult, ParserOptions, ParseStats
 from lpcfg_cli.parsing.workers import Workers
 from lpcfg_cli.treebank.sentences import blocks
+from lpcfg_cli.treebank.tree import Tree
 
 # Sentences per block: small enough to stream and to balance the load across workers. With
 # the default pruning the engine gains nothing from larger batches (the test split took 4.5-6.0
@@ -157,3 +158,18 @@ def parse_sentences(
     stream = StreamParser(model, options, jobs=jobs)
     results = list(stream.parse(sentences, progress))
     return results, stream.stats
+
+
+def parse(
+    model: LPCFG,
+    sentences: Iterable[Sequence[str]],
+    options: ParserOptions | None = None,
+    *,
+    jobs: int = 1,
+) -> Iterator[Tree | None]:
+    """The tree of each sentence (a list of tokens), in order, as they are parsed: its best
+    parse, or a flat fallback tree when it has none (``ParseResult`` says why; use
+    ``StreamParser`` for those details); None for the empty sentence. A stream: sentences
+    are read as they are needed."""
+    for result in StreamParser(model, options, jobs=jobs).parse(sentences):
+        yield result.tree

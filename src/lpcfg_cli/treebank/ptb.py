@@ -1,15 +1,15 @@
-"""Treebank I/O and normalisation.
+"""Penn Treebank bracketed text: reading and writing trees.
 
 Reads PTB bracketed text in any layout (pretty-printed multi-line ``.mrg`` files,
 one-tree-per-line files, with or without the outer empty bracket ``( (S ...) )`` or a
 TOP/ROOT label) from files or stdin, and writes one tree per line. User files are read
 directly (not through nltk's corpus readers, which refuse paths outside ``nltk.data.path``)
-into ``tree.Tree`` after our own bracket scan, which gives precise ``FILE:LINE`` errors. A
+into ``treebank.tree.Tree`` after our own bracket scan, which gives precise ``FILE:LINE`` errors. A
 UTF-8 byte-order mark at the start of a file is skipped.
 
 Trees of any depth and width work: nothing here (nor in binarization, grammar compiling,
-head finding or decoding) walks a tree by Python recursion; ``iter_nodes``, ``leaves`` and
-``tagged_words`` are the walks.
+head finding or decoding) walks a tree by Python recursion (``treebank.tree`` holds the
+walks; ``treebank.normalize`` the normal form trees are trained and scored in).
 
 Output (``format_tree``, the one writer of trees): one line, always balanced. A round
 bracket inside a word or label would break the format, so every ``(`` becomes ``-LRB-`` and
@@ -23,6 +23,7 @@ are not turned back into brackets on reading, since treebanks spell bracket word
 
 from __future__ import annotations
 
+import os
 import re
 from array import array
 from bisect import bisect_left
@@ -32,10 +33,7 @@ from dataclasses import dataclass
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import DEFAULT_ENCODING, display_name, read_text
-from lpcfg_cli.treebank.tree import Tree
-
-ROOT_LABELS = ("", "TOP", "ROOT")
-NONE_LABEL = "-NONE-"
+from lpcfg_cli.treebank.tree import ROOT_LABELS, Tree, iter_nodes
 
 
 @dataclass
@@ -273,118 +271,58 @@ def read_treebank(
     """
     records: list[TreeRecord] = []
     for path in paths:
-        source = display_name(path)
         text = read_text(path, encoding)
-        found, lost = 0, 0
-
-        def report(err: LpcfgError) -> None:
-            nonlocal lost
-            lost += 1
-            if on_bad:
-                on_bad(err)
-
-        for chunk, line in _split_trees(text, source, report if skip_bad else None):
-            try:
-                tree = _parse_one(chunk, source, line)
-            except LpcfgError as err:
-                if not skip_bad:
-                    raise
-                lines = _span(line, line + chunk.count("\n"))
-                report(LpcfgError(f"{err.message}; lost {lines}", source=source, line=line))
-                continue
-            found += 1
-            records.append(TreeRecord(tree, source, line))
-        if found == 0:
-            if lost:
-                raise LpcfgError(f"no well-formed trees ({lost} skipped)", source=source)
-            raise LpcfgError("no trees found (empty file?)", source=source)
+        records += text_records(text, display_name(path), skip_bad=skip_bad, on_bad=on_bad)
     return records
 
 
-def iter_nodes(tree: Tree) -> Iterator[Tree]:
-    """Every node of ``tree`` in pre-order, as ``tree.subtrees()`` but without recursion."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in reversed(node) if isinstance(child, Tree))
+def text_records(
+    text: str,
+    source: str = "<string>",
+    *,
+    skip_bad: bool = False,
+    on_bad: Callable[[LpcfgError], None] | None = None,
+) -> list[TreeRecord]:
+    """``read_treebank`` of bracketed ``text`` (``source`` names it in errors)."""
+    records: list[TreeRecord] = []
+    found, lost = 0, 0
 
+    def report(err: LpcfgError) -> None:
+        nonlocal lost
+        lost += 1
+        if on_bad:
+            on_bad(err)
 
-def tagged_words(tree: Tree) -> list[tuple[str, str]]:
-    """(word, label of its parent) in order, as ``tree.pos()`` but without recursion."""
-    out: list[tuple[str, str]] = []
-    stack: list[tuple[Tree | str, str]] = [(tree, "")]
-    while stack:
-        node, parent = stack.pop()
-        if isinstance(node, Tree):
-            label = node.label()
-            stack.extend((child, label) for child in reversed(node))
-        else:
-            out.append((node, parent))
-    return out
-
-
-def leaves(tree: Tree) -> list[str]:
-    """The words of ``tree`` in order, as ``tree.leaves()`` but without recursion."""
-    return [word for word, _ in tagged_words(tree)]
-
-
-def strip_function_tags(label: str) -> str:
-    """``NP-SBJ-1`` -> ``NP``, ``PP-LOC=2`` -> ``PP``; labels starting with '-' are kept."""
-    if label.startswith("-") or not label:
-        return label
-    return re.split(r"[-=]", label, maxsplit=1)[0] or label
-
-
-def normalize(tree: Tree) -> Tree | None:
-    """The form used for training and evaluation (a new tree; the input is not changed).
-
-    Removes -NONE- elements and constituents left empty, strips function tags and
-    co-indices, collapses X -> X unary repetitions and drops the root wrapper (an empty,
-    TOP or ROOT label over a single child). Returns None if no words remain.
-    """
-    if tree.label() == NONE_LABEL:
-        return None
-    out: Tree | None = None
-    # Post-order without recursion: a frame is [node, next child, cleaned children].
-    frames: list[list] = [[tree, 0, []]]
-    while frames:
-        frame = frames[-1]
-        node, i, kids = frame
-        if i < len(node):
-            frame[1] = i + 1
-            child = node[i]
-            if isinstance(child, str):
-                kids.append(child)
-            elif child.label() != NONE_LABEL:
-                frames.append([child, 0, []])
+    for chunk, line in _split_trees(text, source, report if skip_bad else None):
+        try:
+            tree = _parse_one(chunk, source, line)
+        except LpcfgError as err:
+            if not skip_bad:
+                raise
+            lines = _span(line, line + chunk.count("\n"))
+            report(LpcfgError(f"{err.message}; lost {lines}", source=source, line=line))
             continue
-        frames.pop()
-        cleaned: Tree | None = None
-        if kids:
-            label = strip_function_tags(node.label())
-            if len(kids) == 1 and isinstance(kids[0], Tree) and kids[0].label() == label:
-                cleaned = kids[0]
-            else:
-                cleaned = Tree(label, kids)
-        if frames:
-            if cleaned is not None:
-                frames[-1][2].append(cleaned)
-        else:
-            out = cleaned
-    while (
-        isinstance(out, Tree)
-        and out.label() in ROOT_LABELS
-        and len(out) == 1
-        and isinstance(out[0], Tree)
-    ):
-        out = out[0]
-    return out
+        found += 1
+        records.append(TreeRecord(tree, source, line))
+    if found == 0:
+        if lost:
+            raise LpcfgError(f"no well-formed trees ({lost} skipped)", source=source)
+        raise LpcfgError("no trees found (empty file?)", source=source)
+    return records
 
 
-def words(tree: Tree) -> list[str]:
-    """The words of a tree, without -NONE- elements."""
-    return [w for w, tag in tagged_words(tree) if tag != NONE_LABEL]
+def read_trees(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    encoding: str = DEFAULT_ENCODING,
+) -> list[Tree]:
+    """The trees of treebank files (any layout PTB files come in; ``-``: stdin)."""
+    many = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    return [rec.tree for rec in read_treebank([os.fspath(p) for p in many], encoding=encoding)]
+
+
+def trees_from_text(text: str) -> list[Tree]:
+    """The trees of bracketed ``text`` (one or many, any layout)."""
+    return [rec.tree for rec in text_records(text)]
 
 
 def escape_token(token: str) -> str:
@@ -426,40 +364,3 @@ def format_tree(tree: Tree | None, root: str | None = None) -> str:
     if root is not None:
         parts.append(")")
     return "".join(parts)
-
-
-STANDARD_SPLIT = {"train": (1, 149), "dev": (150, 174), "test": (175, 199)}
-STANDARD_SIZES = {"train": 3253, "dev": 316, "test": 345}
-
-
-def standard_split() -> dict[str, list[Tree]]:
-    """The project's split of the NLTK Penn Treebank sample (raw trees, as in the files).
-
-    Raises LpcfgError if the sample is not installed (``python -m nltk.downloader treebank``
-    or set NLTK_DATA).
-    """
-    try:
-        from nltk.corpus import treebank
-
-        fileids = treebank.fileids()
-    except LookupError:
-        raise LpcfgError(
-            "the NLTK Penn Treebank sample is not installed: run "
-            "`python -m nltk.downloader treebank` or set NLTK_DATA"
-        ) from None
-    out: dict[str, list[Tree]] = {}
-    for part, (lo, hi) in STANDARD_SPLIT.items():
-        ids = [f"wsj_{i:04d}.mrg" for i in range(lo, hi + 1)]
-        missing = [f for f in ids if f not in fileids]
-        if missing:
-            raise LpcfgError(f"treebank sample incomplete: {missing[0]} missing")
-        # nltk only locates the files: they are read as any treebank is. Its corpus reader
-        # drops the unlabelled outer bracket of ``( (S ...) )``; so does this, so that the
-        # data files stay as they were.
-        trees = [r.tree for r in read_treebank([str(treebank.abspath(f)) for f in ids])]
-        out[part] = [t[0] if t.label() == "" and len(t) == 1 else t for t in trees]
-        if len(out[part]) != STANDARD_SIZES[part]:
-            raise LpcfgError(
-                f"{part} split has {len(out[part])} trees, expected {STANDARD_SIZES[part]}"
-            )
-    return out

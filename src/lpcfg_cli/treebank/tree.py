@@ -5,16 +5,21 @@ start-up (it imports ``scipy.stats`` and much else), 55 % of the time ``lpcfg pa
 one-line input, and nltk's tree methods recurse, so that trees deeper than about 500 levels
 were refused or crashed. This type has the part of nltk's interface lpcfg uses (``label``,
 ``set_label``, list behaviour) and every walk over it is iterative. Reading and writing the
-bracketed format is ``trees``' job; walks (``iter_nodes``, ``leaves``, ``tagged_words``) are
-there too.
+bracketed format is ``treebank.ptb``'s job; the walks (``iter_nodes``, ``leaves``,
+``tagged_words``, ``words``) are here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Union
 
 Child = Union["Tree", str]
+
+# Labels a treebank wraps its trees in (``( (S ...) )``, ``(TOP (S ...))``), and the label of
+# empty elements (traces).
+ROOT_LABELS = ("", "TOP", "ROOT")
+NONE_LABEL = "-NONE-"
 
 
 class Tree(list):
@@ -28,6 +33,10 @@ class Tree(list):
 
     def label(self) -> str:
         return self._label
+
+    def leaves(self) -> list[str]:
+        """The words, in order (as ``nltk.Tree.leaves``, without recursion)."""
+        return leaves(self)
 
     def set_label(self, label: str) -> None:
         self._label = label
@@ -126,3 +135,36 @@ _CLOSE = object()
 def is_preterminal(node: Tree) -> bool:
     """A node over exactly one word."""
     return len(node) == 1 and isinstance(node[0], str)
+
+
+def iter_nodes(tree: Tree) -> Iterator[Tree]:
+    """Every node of ``tree`` in pre-order, as ``tree.subtrees()`` but without recursion."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in reversed(node) if isinstance(child, Tree))
+
+
+def tagged_words(tree: Tree) -> list[tuple[str, str]]:
+    """(word, label of its parent) in order, as ``tree.pos()`` but without recursion."""
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[Tree | str, str]] = [(tree, "")]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, Tree):
+            label = node.label()
+            stack.extend((child, label) for child in reversed(node))
+        else:
+            out.append((node, parent))
+    return out
+
+
+def leaves(tree: Tree) -> list[str]:
+    """The words of ``tree`` in order, as ``tree.leaves()`` but without recursion."""
+    return [word for word, _ in tagged_words(tree)]
+
+
+def words(tree: Tree) -> list[str]:
+    """The words of a tree, without -NONE- elements."""
+    return [w for w, tag in tagged_words(tree) if tag != NONE_LABEL]
