@@ -18,7 +18,7 @@ import argparse
 import sys
 import time
 
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.learners.consistency import (
     ENGINEERED_SPECTRAL,
     PAPER_SPECTRAL,

@@ -46,7 +46,8 @@ from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.streaming import parse_sentences
 from lpcfg_cli.treebank.binarize import BinarizeOptions
-from lpcfg_cli.treebank.ptb import read_treebank, words
+from lpcfg_cli.treebank.ptb import read_treebank
+from lpcfg_cli.treebank.tree import words
 
 
 def gemm_gflops(dtype: type, n: int = 1024, seconds: float = 1.0) -> float:

@@ -32,7 +32,9 @@ from prepare_data import SOURCE_FILE, STANDARD_SOURCE, folder_source, write_spli
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.treebank.ptb import format_tree, leaves, standard_split
+from lpcfg_cli.treebank.ptb import format_tree
+from lpcfg_cli.treebank.ptb_sample import standard_split
+from lpcfg_cli.treebank.tree import leaves
 
 AVAILABLE = ["pcfg", "em", "spectral", "pivot", "pivot+em"]
 # The shipped config of each method's standard experiment (the issues' acceptance runs);

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output
-from lpcfg_cli.treebank.ptb import ROOT_LABELS, format_tree, standard_split, words
-from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.treebank.ptb import format_tree
+from lpcfg_cli.treebank.ptb_sample import standard_split
+from lpcfg_cli.treebank.tree import ROOT_LABELS, Tree, words
 
 # A data folder's provenance line: what `make demo` reports, and how it tells real data from
 # anything else left in the folder (an older demo put a synthetic treebank in data/).

@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from lpcfg_cli.treebank.ptb import normalize, read_treebank, tagged_words
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import read_treebank
+from lpcfg_cli.treebank.tree import tagged_words
 
 BINS = (("unseen", 0, 0), ("once", 1, 1), ("2-5", 2, 5), ("6-20", 6, 20), (">20", 21, None))
 

@@ -35,7 +35,7 @@ from nltk.tag.mapping import map_tag
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.parsing.workers import process_map
-from lpcfg_cli.treebank.ptb import standard_split
+from lpcfg_cli.treebank.ptb_sample import standard_split
 from lpcfg_cli.treebank.tree import Tree
 from lpcfg_cli.wcfg.completion import (
     closed_sizes,

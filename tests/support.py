@@ -27,7 +27,8 @@ from lpcfg_cli.cli.group import main
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.latent import latent_pass, lexical_items
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.compiled import CompiledTreebank
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.model.lpcfg import LPCFG

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.em import EMLearner, EMOptions, Params, Trees, e_step
 from lpcfg_cli.learners.pcfg import train_pcfg

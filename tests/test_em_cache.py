@@ -19,7 +19,8 @@ from lpcfg_cli.engine.latent import PlanBudget
 from lpcfg_cli.engine.string_charts import StringCharts
 from lpcfg_cli.engine.tree_charts import ExpectedCounts, expected_counts, log_probabilities
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar.indexed import Grammar, build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import bracketed_data, text_data
 from lpcfg_cli.learners.em import (
     EMLearner,

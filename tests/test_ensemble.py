@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine
 from lpcfg_cli.treebank.ptb import format_tree

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.lexicon import Lexicon
 from lpcfg_cli.grammar.training_data import bracketed_data, prepare, text_data
 from lpcfg_cli.learners.pcfg import train_pcfg

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.parsing.parser import Parser, ParserOptions
 from lpcfg_cli.treebank.tree import iter_nodes, leaves

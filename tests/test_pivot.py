@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.engine.tree_charts import tree_scores
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.learners.consistency import PURE_PIVOT, held_out_error, parameter_error, pivot_lpcfg
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.pivot import (

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.lexicon import is_signature
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from lpcfg_cli.engine.tree_charts import tree_scores
-from lpcfg_cli.grammar.indexed import build_grammar, compile_trees
+from lpcfg_cli.grammar.compiled import build_grammar, compile_trees
 from lpcfg_cli.learners.consistency import ENGINEERED_SPECTRAL, PAPER_SPECTRAL, pivot_lpcfg
 from lpcfg_cli.learners.features import FeatureOptions, node_features
 from lpcfg_cli.learners.pcfg import train_pcfg

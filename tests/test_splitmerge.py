@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.engine.tree_charts import TreeCharts, tree_scores
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.splitmerge import (
@@ -23,7 +23,7 @@ from tests.support import latent_trees
 def bank():
     trees = latent_trees(1200)
     grammar, train = build_grammar(trees[:1000], rare=0)
-    from lpcfg_cli.grammar.indexed import compile_trees
+    from lpcfg_cli.grammar.compiled import compile_trees
 
     held, dropped = compile_trees(grammar, trees[1000:])
     return grammar, train, held

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.heldout import DevTrees
-from lpcfg_cli.grammar.indexed import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.consistency import pivot_lpcfg
 from lpcfg_cli.learners.pivot import PivotEstimator, PivotOptions

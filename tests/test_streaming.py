@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.streaming import BLOCK, StreamParser
 from tests.support import fit_em, lpcfg, synthetic_treebank

@@ -13,7 +13,7 @@ import pytest
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.evalb import evaluate_lines
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.parsing.decoders import _build
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize
 from lpcfg_cli.treebank.heads import constituent_heads

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.grammar.indexed import build_grammar
+from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.learners.wcfg import tree_samples
 from lpcfg_cli.treebank.binarize import binarize
 from lpcfg_cli.treebank.normalize import normalize

@@ -17,7 +17,8 @@ from typing import Any
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import DEFAULT_ENCODING
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar, compile_trees
+from lpcfg_cli.grammar.compiled import CompiledTreebank, compile_trees
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import format_tree, read_treebank

@@ -23,13 +23,8 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import DEFAULT_ENCODING
-from lpcfg_cli.grammar.indexed import (
-    CompiledTreebank,
-    Grammar,
-    build_grammar,
-    compile_brackets,
-    single_symbol_grammar,
-)
+from lpcfg_cli.grammar.compiled import CompiledTreebank, build_grammar, compile_brackets
+from lpcfg_cli.grammar.indexed import Grammar, single_symbol_grammar
 from lpcfg_cli.grammar.lexicon import Lexicon, Signatures, is_signature, known_spelling
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize

@@ -57,8 +57,9 @@ from lpcfg_cli.engine.tree_charts import (
     log_probabilities,
 )
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.heldout import DevText, DevTrees
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg

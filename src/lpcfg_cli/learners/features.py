@@ -27,7 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.compiled import CompiledTreebank
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.treebank.heads import constituent_heads
 from lpcfg_cli.treebank.tree import Tree, tagged_words
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.compiled import CompiledTreebank
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import Sentences, TrainingData
 from lpcfg_cli.learners.protocol import Learner, Progress
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams

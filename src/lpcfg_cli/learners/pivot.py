@@ -49,7 +49,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar
+from lpcfg_cli.grammar.compiled import CompiledTreebank
+from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys

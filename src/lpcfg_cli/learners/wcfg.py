@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
-from lpcfg_cli.grammar.indexed import CompiledTreebank, Grammar, single_symbol_grammar
+from lpcfg_cli.grammar.compiled import CompiledTreebank
+from lpcfg_cli.grammar.indexed import Grammar, single_symbol_grammar
 from lpcfg_cli.grammar.training_data import Sentences, TrainingData
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
 from lpcfg_cli.learners.pcfg import string_pcfg
