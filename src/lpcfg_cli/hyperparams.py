@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import ParameterError
 
 SEED_HELP = "Random seed (a whole number >= 0); the same seed gives the same result."
 
@@ -62,7 +62,8 @@ def default_of(f: dataclasses.Field) -> Any:
 
 
 def check(options: Any) -> None:
-    """Raise ``LpcfgError`` for a hyper-parameter of ``options`` outside its range."""
+    """Raise ``ParameterError`` for a hyper-parameter of ``options`` outside its range
+    (naming the parameter; the command line says its flag)."""
     for f, spec in hyper_fields(type(options)):
         value = getattr(options, f.name)
         values = (
@@ -75,18 +76,27 @@ def check(options: Any) -> None:
 
 
 def _check_one(name: str, spec: Spec, value: Any) -> None:
+    field = "{" + name + "}"
     if spec.choices is not None and isinstance(value, str):
         if value not in spec.choices:
-            raise LpcfgError(f"{name} must be one of {', '.join(spec.choices)}, not {value!r}")
+            raise ParameterError(
+                field + " must be one of {choices}, not {value}",
+                choices=", ".join(spec.choices),
+                value=repr(value),
+            )
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return
     if not math.isfinite(value):
-        raise LpcfgError(f"{name} must be a finite number, not {value!r}")
+        raise ParameterError(field + " must be a finite number, not {value}", value=repr(value))
     if spec.min is not None and value < spec.min:
-        raise LpcfgError(f"{name} must be at least {spec.min:g}, not {value!r}")
+        raise ParameterError(
+            field + " must be at least {low}, not {value}", low=f"{spec.min:g}", value=repr(value)
+        )
     if spec.max is not None and value > spec.max:
-        raise LpcfgError(f"{name} must be at most {spec.max:g}, not {value!r}")
+        raise ParameterError(
+            field + " must be at most {high}, not {value}", high=f"{spec.max:g}", value=repr(value)
+        )
 
 
 def to_dict(options: Any) -> dict[str, Any]:
