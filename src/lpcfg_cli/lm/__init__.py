@@ -6,7 +6,7 @@ algorithm and by pivot then EM, against interpolated Kneser-Ney bigram and trigr
 baselines, all scored by one perplexity function on the Brown corpus.
 
 Modules, in import order: ``corpus`` (the Brown split, text files, the vocabulary and
-n-gram events), ``evaluate`` (the model protocol and perplexity), ``kneserney`` (kn2,
-kn3), ``modelfile`` (``.npz`` model files and the method -> model class registry) and
-``methods`` (what ``lpcfg lm train --method`` can fit).
+n-gram events), ``perplexity`` (the model protocol and perplexity), ``kneserney`` (kn2,
+kn3), ``aggregate`` (the aggregate bigram model) and ``lm_file`` (model files and the
+method -> model class table). Their learners are ``learners.language_models``.
 """

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.files.model_file import PARSING, ModelFile, read_model_file, write_model_file
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.lexicon import RareWords
@@ -224,7 +224,7 @@ class LPCFG:
                 and np.array_equal(other.coarse.lexical, self.coarse.lexical)
             )
             if not same:
-                raise LpcfgError(
+                raise ParameterError(
                     "the models of an ensemble must be trained on the same trees "
                     f"with the same binarization (their grammars differ{_how(self, other)})"
                 )
@@ -434,7 +434,8 @@ def _how(first: LPCFG, other: LPCFG) -> str:
     ]
     if not diff:
         return ""
-    return "; " + ", ".join(diff) + ": train them with the same --horizontal, --vertical, --factor"
+    escaped = ", ".join(diff).replace("{", "{{").replace("}", "}}")
+    return f"; {escaped}: train them with the same {{horizontal}}, {{vertical}}, {{factor}}"
 
 
 def _binary_mask(g: Grammar, states: np.ndarray, m: int) -> np.ndarray:
