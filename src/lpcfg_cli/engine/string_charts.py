@@ -266,7 +266,7 @@ def expected_counts(
     for b, block in enumerate(charts.blocks):
         w = w_all[block.first : block.first + block.size]
         cache = None if caches is None else caches[b]
-        chart = block.run(g, outside=True, counts=True, weights=w, cache=cache)
+        chart = block.outside_counts(g, weights=w, cache=cache)
         if np.any(~np.isfinite(chart.log_z) & (w != 0)):
             raise ValueError("a training sentence has probability zero under the model")
         used = w != 0
@@ -291,7 +291,7 @@ def log_probabilities(
     ``caches``: as for ``expected_counts``."""
     log_p, sign = np.full(charts.n_sentences, -np.inf), np.zeros(charts.n_sentences)
     for b, block in enumerate(charts.blocks):
-        chart = block.run(g, cache=None if caches is None else caches[b])
+        chart = block.inside(g, cache=None if caches is None else caches[b])
         items, sent = block.root_items(g.n_symbols)
         sym = block.keys[items] % g.n_symbols
         z = np.zeros(block.size)
