@@ -25,7 +25,7 @@ from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.latent import anchored_rules, inside_pass, lexical_items, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.string_charts import RulesByWord, token_rules
+from lpcfg_cli.engine.tokens import RulesByWord, token_rules
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.model import rarewords
 from lpcfg_cli.model.backoff import coarser_pcfg
