@@ -35,6 +35,7 @@ from lpcfg_cli.engine.tokens import RulesByWord, Triples, empty_triples, token_w
 from lpcfg_cli.engine.tree_charts import ExpectedCounts
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.treebank.sentences import blocks
 
 # Spans per latent pass: the inside and outside charts of a block hold (items, M) floats.
 MAX_SPANS = 1 << 17
@@ -120,30 +121,27 @@ class StringCharts:
         max_spans: int,
     ) -> StringCharts:
         """Blocks of consecutive sentences of at most ``max_spans`` spans (a longer sentence
-        is a block of its own); ``words(first, layout)`` gives a block's (span, word id,
-        weight) triples."""
+        is a block of its own; ``treebank.sentences.blocks``); ``words(first, layout)`` gives
+        a block's (span, word id, weight) triples."""
         n_sym = grammar.n_symbols
         if n_sym > 1 and coarse is None:
             raise ValueError("a grammar of several symbols needs its coarse PCFG")
         cg = CoarseGrammar.build(n_sym, grammar.binary, coarse.binary) if n_sym > 1 else None
         by_word = RulesByWord(grammar)
-        blocks, first, spans = [], 0, 0
-        for s, n in enumerate([*lengths, None]):
-            cost = 0 if n is None else n * (n + 1) // 2
-            if s > first and (n is None or spans + cost > max_spans):
-                layout = SpanLayout(lengths[first:s])
-                span, rule, weight = by_word.expand(*words(first, layout))
-                if cg is None:
-                    keys = np.arange(layout.n_spans, dtype=np.int64)  # every span, symbol X
-                else:
-                    keys = _coarse_items(grammar, cg, coarse, layout, span, rule, weight)
-                want = span * n_sym + grammar.lexical[rule, 0]
-                pos = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
-                ok = keys[pos] == want if len(keys) else np.zeros(len(want), dtype=bool)
-                blocks.append(Block(first, layout, keys, (pos[ok], rule[ok], weight[ok])))
-                first, spans = s, 0
-            spans += cost
-        return cls(blocks, len(lengths))
+        out = []
+        for part in blocks(range(len(lengths)), span_budget=max_spans, length=lengths.__getitem__):
+            first = part[0]
+            layout = SpanLayout(lengths[first : first + len(part)])
+            span, rule, weight = by_word.expand(*words(first, layout))
+            if cg is None:
+                keys = np.arange(layout.n_spans, dtype=np.int64)  # every span, symbol X
+            else:
+                keys = _coarse_items(grammar, cg, coarse, layout, span, rule, weight)
+            want = span * n_sym + grammar.lexical[rule, 0]
+            pos = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
+            ok = keys[pos] == want if len(keys) else np.zeros(len(want), dtype=bool)
+            out.append(Block(first, layout, keys, (pos[ok], rule[ok], weight[ok])))
+        return cls(out, len(lengths))
 
     def plan_caches(self, budget: PlanBudget | None = None) -> list[PlanCache]:
         """One empty ``latent.PlanCache`` per block, sharing one budget, for repeated
