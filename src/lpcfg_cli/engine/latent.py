@@ -57,7 +57,7 @@ class PlanCache:
     entries get weight 0), so that a later pass where the span has mass again is still
     exact; rows depend on the parent's items only, which do not change. Plans are kept while
     the ``budget`` (shared by the caches of several charts, e.g. the blocks of
-    ``engine.strings``) allows (24 bytes per split entry); chunks beyond it are planned every
+    ``engine.string_charts``) allows (24 bytes per split entry); chunks beyond it are planned every
     pass as without a cache. One cache serves one chart (one set of items and one rule
     layout); the caller owns it.
     """
@@ -334,7 +334,7 @@ def outside_pass(g: LatentGrammar, chart: Chart, *, weights: np.ndarray | None =
 
     ``weights`` (one per sentence) start sentence ``s``'s outside pass from ``weights[s]``
     times the usual root vector, so that its outside vectors and posteriors count it that
-    many times (a sentence seen ``weights[s]`` times; EM from strings, ``engine.strings``).
+    many times (a sentence seen ``weights[s]`` times; EM from strings, ``engine.string_charts``).
     """
     return _outside_walk(g, chart, weights, lambda shared, plan: k.outside_chunk(*shared, *plan))
 
