@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.latent import inside_pass, lexical_items, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.model.lpcfg import LPCFG
@@ -90,14 +90,16 @@ def run(
                 else (pruner.latent[0], pruner._lexical(layout, words))
             )
             t0 = time.perf_counter()
-            chart = latent_pass(
+            chart = inside_pass(
                 grammar, layout, items, lexical_items(grammar, layout, items, words_lex)
             )
+            outside_pass(grammar, chart)
             if pruner != "oracle":
                 row["first"] += time.perf_counter() - t0
             kept = chart.keys[chart.marginals() >= threshold]
         t0 = time.perf_counter()
-        chart = latent_pass(fine, layout, kept, lexical_items(fine, layout, kept, lex))
+        chart = inside_pass(fine, layout, kept, lexical_items(fine, layout, kept, lex))
+        outside_pass(fine, chart)
         row["final"] += time.perf_counter() - t0
         row["gflop"] += chart.flops / 1e9
         row["items"] += len(items)

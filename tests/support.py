@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from lpcfg_cli.cli.group import main
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
-from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.latent import inside_pass, lexical_items, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
@@ -220,7 +220,8 @@ def run_latent(model, sentences, dtype=np.float64, keys=None):
         keys = np.arange(layout.n_spans * g.n_symbols)
     lexical = lexical_triples(g, layout, sentences)
     lg = LatentGrammar.from_model(model, dtype)
-    chart = latent_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
+    chart = inside_pass(lg, layout, keys, lexical_items(lg, layout, keys, lexical))
+    outside_pass(lg, chart)
     return layout, chart
 
 

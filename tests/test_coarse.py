@@ -12,7 +12,16 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar
-from lpcfg_cli.engine.coarse import chart_size, coarse_posteriors, sentence_posteriors
+from lpcfg_cli.engine.coarse import (
+    chart_size,
+    clear_charts,
+    coarse_posteriors,
+    inside_chart,
+    item_posteriors,
+    outside_chart,
+    root_inside,
+    sentence_posteriors,
+)
 from lpcfg_cli.engine.layout import SpanLayout
 
 N_SYM = 7
@@ -49,11 +58,16 @@ def random_lexical(n: int, rng: np.random.Generator) -> np.ndarray:
     return lex
 
 
-def reference(lex: np.ndarray, rules: np.ndarray, prob: np.ndarray, root: np.ndarray):
-    """``(Z, mu[i, j, a])`` by inside-outside over a dense tensor, without scaling."""
-    n = len(lex)
+def dense_tensor(rules: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """``t[a, b, c]``: the probability of rule ``a -> b c``."""
     t = np.zeros((N_SYM, N_SYM, N_SYM))
     np.add.at(t, (rules[:, 0], rules[:, 1], rules[:, 2]), prob)
+    return t
+
+
+def dense_inside(lex: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``alpha[i, j, a]``, the inside values over a dense tensor, without scaling."""
+    n = len(lex)
     alpha = np.zeros((n + 1, n + 1, N_SYM))
     for i in range(n):
         alpha[i, i + 1] = lex[i]
@@ -62,6 +76,14 @@ def reference(lex: np.ndarray, rules: np.ndarray, prob: np.ndarray, root: np.nda
             j = i + length
             for k in range(i + 1, j):
                 alpha[i, j] += np.einsum("abc,b,c->a", t, alpha[i, k], alpha[k, j])
+    return alpha
+
+
+def reference(lex: np.ndarray, rules: np.ndarray, prob: np.ndarray, root: np.ndarray):
+    """``(Z, mu[i, j, a])`` by inside-outside over a dense tensor, without scaling."""
+    n = len(lex)
+    t = dense_tensor(rules, prob)
+    alpha = dense_inside(lex, t)
     z = float(root @ alpha[0, n])
     beta = np.zeros_like(alpha)
     beta[0, n] = root
@@ -150,3 +172,38 @@ def test_pairs_that_never_apply_and_no_parse():
     assert log_z[0] == pytest.approx(np.log(z), rel=1e-12)
     np.testing.assert_allclose(mus[0], expected, rtol=1e-10, atol=0)
     assert log_z[1] == -np.inf and not mus[1].any()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_each_phase_matches_the_dense_reference(seed):
+    """The phases one by one, as ``sentence_posteriors`` runs them: the inside phase's
+    scaled values times their span's scale are the dense inside values, and the root's
+    value gives log Z; the outside and posteriors phases give the reference posteriors; the
+    clean-up leaves the charts zero."""
+    rules, prob, root = random_grammar(seed)
+    g = CoarseGrammar.build(N_SYM, rules, prob)
+    lex = random_lexical(11, np.random.default_rng(200 + seed))
+    n = len(lex)
+    pcfg = (g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob)
+    charts = np.zeros((4, chart_size(n, N_SYM)))
+    ix = inside_chart(lex, *pcfg, charts)
+    alpha = dense_inside(lex, dense_tensor(rules, prob))
+    got = np.zeros_like(alpha)
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            for a in ix.items[ix.first[i, j] : ix.first[i, j] + ix.count[i, j]]:
+                start_major = charts[0, ix.sbase[i] + a * (n - i) + j - i - 1]
+                assert charts[1, ix.ebase[j] + a * j + i] == start_major
+                got[i, j, a] = start_major * np.exp(ix.sc[i, j])
+    np.testing.assert_allclose(got, alpha, rtol=1e-12, atol=0)
+    z = root_inside(charts, root, ix)
+    z_ref, mu_ref = reference(lex, rules, prob, root)
+    assert z > 0
+    assert ix.sc[0, n] + np.log(z) == pytest.approx(np.log(z_ref), rel=1e-12)
+    outside_chart(root, z, *pcfg, charts, ix)
+    start, end, sym, post = item_posteriors(charts, ix)
+    mu = np.zeros_like(mu_ref)
+    mu[start, end, sym] = post
+    np.testing.assert_allclose(mu, mu_ref, rtol=1e-10, atol=0)
+    clear_charts(charts, ix)
+    assert not charts.any()

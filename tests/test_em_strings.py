@@ -104,6 +104,11 @@ def test_string_probabilities_and_counts_equal_brute_force(m, seed, form):
     g = LatentGrammar.from_model(model)
     charts = StringCharts.from_ids(model.grammar, STRINGS, max_spans=40)  # several blocks
     assert len(charts.blocks) > 1
+    assert [b.first for b in charts.blocks] == list(
+        np.cumsum([0] + [b.size for b in charts.blocks[:-1]])
+    )
+    assert sum(b.size for b in charts.blocks) == len(STRINGS)
+    assert all(b.layout.n_spans <= 40 or b.size == 1 for b in charts.blocks)
     log_p, sign = log_probabilities(g, charts)
     assert (sign < 0).any() == (form == "tensor")  # negative values are checked too
     weights = np.arange(1, len(STRINGS) + 1, dtype=float)

@@ -9,11 +9,19 @@ import pytest
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
+from lpcfg_cli.engine.latent import inside_pass, lexical_items, outside_counts, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.treebank.ptb import parse_tree
 from lpcfg_cli.treebank.tree import leaves
-from tests.support import brute_force, latent_tree_prob, rule_tree, run_latent, short_sentences
+from tests.support import (
+    brute_force,
+    latent_tree_prob,
+    lexical_triples,
+    rule_tree,
+    run_latent,
+    short_sentences,
+)
 
 
 def _zero_blocks(model, rng, states: int):
@@ -185,3 +193,92 @@ def test_pruned_chart_matches_enumeration_over_the_allowed_trees(seed):
         for item, v in mu.items():
             assert got[item_key(item)] == pytest.approx(v, rel=1e-9, abs=1e-12)
     assert pruned  # some sentence lost trees to the pruning
+
+
+def _full_chart(model, sentences):
+    """The latent grammar, layout, every item of the full chart and its lexical triples."""
+    g = model.grammar
+    layout = SpanLayout([len(s) for s in sentences])
+    keys = np.arange(layout.n_spans * g.n_symbols)
+    lg = LatentGrammar.from_model(model, np.float64)
+    lex = lexical_items(lg, layout, keys, lexical_triples(g, layout, sentences))
+    return lg, layout, keys, lex
+
+
+def _phase_model(seed):
+    model = random_lpcfg(
+        n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
+    )
+    sentences = [s for s in short_sentences(model, 5, 4, seed) if len(s) >= 2]
+    assert len(sentences) >= 3
+    return model, sentences
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_inside_phase_alone_gives_the_sentence_probabilities(seed):
+    """``inside_pass`` by itself: log Z of every sentence as brute force sums it, no outside
+    vectors; keeping the chunk plans for the outside phases changes no number."""
+    model, sentences = _phase_model(seed)
+    lg, layout, keys, lex = _full_chart(model, sentences)
+    chart = inside_pass(lg, layout, keys, lex, keep_plans=False)
+    assert chart.beta is None and chart.plans is None
+    for s, words in enumerate(sentences):
+        z, _ = brute_force(model, words)
+        assert np.exp(chart.log_z[s]) == pytest.approx(z, rel=1e-9)
+    kept = inside_pass(lg, layout, keys, lex)
+    assert kept.plans is not None and kept.plans.chunks
+    np.testing.assert_array_equal(kept.alpha, chart.alpha)
+    np.testing.assert_array_equal(kept.log_z, chart.log_z)
+    with pytest.raises(ValueError, match="chunk plans"):
+        outside_pass(lg, chart)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_outside_phase_gives_brute_force_marginals_and_counts_weighted_sentences(seed):
+    """``outside_pass`` on an inside chart: the item posteriors of brute force; with
+    ``weights`` every posterior of sentence ``s`` is ``weights[s]`` times as large."""
+    model, sentences = _phase_model(seed)
+    lg, layout, keys, lex = _full_chart(model, sentences)
+    chart = outside_pass(lg, inside_pass(lg, layout, keys, lex))
+    marg = chart.marginals()
+    n = model.grammar.n_symbols
+    for s, words in enumerate(sentences):
+        _, mu = brute_force(model, words)
+        for (a, i, j), v in mu.items():
+            span = layout.base[j - i, s] + i
+            assert marg[span * n + a] == pytest.approx(v, rel=1e-9, abs=1e-12)
+    weights = np.linspace(0.5, 3.0, len(sentences))
+    weighted = outside_pass(lg, inside_pass(lg, layout, keys, lex), weights=weights)
+    sent = layout.span_sent[keys // n]
+    np.testing.assert_allclose(weighted.marginals(), weights[sent] * marg, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_outside_counts_are_the_derivative_of_the_weighted_log_likelihood(seed):
+    """``outside_counts``: the expected count of a rule entry ``t`` is ``t d/dt sum_s w_s
+    log Z_s``, checked by central differences of ``inside_pass`` alone."""
+    model, sentences = _phase_model(seed)
+    lg, layout, keys, lex = _full_chart(model, sentences)
+    weights = np.linspace(0.5, 2.0, len(sentences))
+    counted = outside_counts(lg, inside_pass(lg, layout, keys, lex), weights=weights)
+    plain = outside_pass(lg, inside_pass(lg, layout, keys, lex), weights=weights)
+    assert plain.rule_counts is None
+    np.testing.assert_array_equal(counted.beta, plain.beta)  # the same outside vectors
+    counts = counted.rule_counts
+    tensors = model.padded_binary()
+
+    def loglik(scale: np.ndarray) -> float:
+        g = lg.with_parameters(tensors * scale, lg.lexical, lg.root)
+        return float(weights @ inside_pass(g, layout, keys, lex, keep_plans=False).log_z)
+
+    rng = np.random.default_rng(seed)
+    entries = np.argwhere(counts > 1e-4)  # entries of rules the sentences use
+    assert len(entries) >= 8
+    eps = 1e-5
+    for r, h, hh in entries[rng.choice(len(entries), size=8, replace=False)]:
+        scale = np.ones_like(tensors)
+        scale[r, h, hh] = 1 + eps
+        up = loglik(scale)
+        scale[r, h, hh] = 1 - eps
+        down = loglik(scale)
+        assert counts[r, h, hh] == pytest.approx((up - down) / (2 * eps), rel=1e-6, abs=1e-9)

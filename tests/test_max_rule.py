@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
-from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.latent import anchored_rules, inside_pass, lexical_items, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.model.sampling import random_lpcfg
 from lpcfg_cli.parsing.decoders import max_rule_trees
@@ -59,7 +59,7 @@ def _chart(model, sentences):
     keys = np.arange(layout.n_spans * g.n_symbols)
     lg = LatentGrammar.from_model(model, np.float64)
     lex = lexical_items(lg, layout, keys, lexical_triples(g, layout, sentences))
-    return layout, latent_pass(lg, layout, keys, lex, rules=True)
+    return layout, anchored_rules(lg, outside_pass(lg, inside_pass(lg, layout, keys, lex)))
 
 
 @pytest.mark.parametrize("variational", [False, True])

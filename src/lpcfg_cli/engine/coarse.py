@@ -23,13 +23,15 @@ Double precision, one sentence at a time, compiled with numba.
 
 A child's row times the split weights (``_weigh``) is formed only once one of its pairs
 applies in the span, and the sentences of a batch share one set of charts, each sentence
-zeroing what it wrote (``_clear``, by the rows' extents) instead of taking fresh zeroed
+zeroing what it wrote (``clear_charts``, by the rows' extents) instead of taking fresh zeroed
 memory. With the ``--vertical 2 --horizontal 2`` grammar the test split's whole command went
 from 16.0-16.5 s to 10.3-11.3 s (two runs each, alternating; 850,000 -> 93,000-129,000 page
 faults, 2.3 -> 0.7 s of system time); same outputs.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,7 +43,7 @@ from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
 # The loops below run on slices (indices from 0): indexed as ``x[offset + t]``, numba's
 # negative-index wrap-around made LLVM vectorise them with gathers and scatters, and the pass
-# took 6.4 s on the 249-word sentence instead of 2.4. They are inlined into the kernel, whose
+# took 6.4 s on the 249-word sentence instead of 2.4. They are inlined into the phases, whose
 # fastmath flags (reassociation, fused multiply-add) let the reductions vectorise: as calls,
 # the test split took 2.15 s instead of 1.6.
 @njit(nogil=True, inline="always")
@@ -99,39 +101,74 @@ def _append(buf: np.ndarray, used: int, value: int) -> np.ndarray:
     return buf
 
 
-@njit(nogil=True, fastmath={"reassoc", "contract"})
-def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob, charts):
-    """Posteriors of one sentence's items; ``lex`` is ``(n, N)``; ``charts``: ``(4, >=
-    chart_size(n, N))`` zeros, the packed inside and outside charts, left zero on return.
+# The kernels' flags: reassociation and fused multiply-add let the split sums (``_dot``) and
+# the outside updates (``_axpy``) vectorise.
+FAST = {"reassoc", "contract"}
 
-    Returns ``(start, end, symbol, posterior)`` of the items with a nonzero posterior, and
-    log Z (``-inf`` and no items without a parse).
+# The phases of ``sentence_posteriors`` are functions of their own (tests call them), inlined
+# into it (``inline="always"``) so that it compiles to the one kernel it was before the split.
+# As calls, a phase gets the chart index's arrays as arguments, which LLVM cannot tell apart
+# from the charts the phase writes: the inside phase took 1.4 times as long on the 249-word
+# sentence with its arrays passed in, and the outside phase 8 % longer on the test split.
 
-    Spans go by end ``j``, then start ``i`` from right to left (outside: the reverse), not by
-    length: the end-major rows of ``j`` that every span of the column reads stay in cache
-    (2.4 s -> 1.7 s on the 249-word sentence). The charts are packed (row ``(i, b)`` holds
-    the ``n - i`` ends after ``i``): four of ``N n (n + 1) / 2`` doubles, 51 MB each for that
-    sentence; the pass's peak rose from 145 MB to 200 MB (pages never written stay
-    unmapped), the whole parse's from 454 MB to 513 MB. Nothing loops over
-    all ``N`` symbols per span: the symbols present at a start, at an end and in a span are
-    listed as they appear (with the ``--vertical 2 --horizontal 2`` grammar, 2,664 symbols,
-    loops over all of them made the test split 1.5 times slower than the old kernel).
+
+class ChartIndex(NamedTuple):
+    """Where one sentence's items are: built by the inside phase, read by the others.
+
+    Spans are ``(i, j)``, ``0 <= i < j <= n``. Nothing loops over all ``N`` symbols per span:
+    the symbols present at a start, at an end and in a span are listed as they appear (with
+    the ``--vertical 2 --horizontal 2`` grammar, 2,664 symbols, loops over all of them made
+    the test split 1.5 times slower than the old kernel).
     """
-    n, n_sym = lex.shape
-    sbase, ebase = _bases(n, n_sym)
-    ins_s = charts[0]  # inside, start-major: (i, b) -> ends
-    ins_e = charts[1]  # inside, end-major: (j, c) -> starts
-    out_s = charts[2]  # outside of left children, start-major
-    out_e = charts[3]  # outside of right children, end-major
-    sc = np.full((n + 1, n + 1), -np.inf)
+
+    n: int
+    n_sym: int
+    sbase: np.ndarray  # start-major row (i, b) at sbase[i] + b * (n - i) (``_bases``)
+    ebase: np.ndarray  # end-major row (j, c) at ebase[j] + c * j
+    sc: np.ndarray  # (n + 1, n + 1) log scale of each span, -inf: no item
     # Extents: ends of start i where b has inside mass lie in [lo_end, hi_end]; starts of
     # end j where c has mass in [lo_start, hi_start] (empty: lo > hi).
+    lo_end: np.ndarray  # (n, N)
+    hi_end: np.ndarray
+    lo_start: np.ndarray  # (n + 1, N)
+    hi_start: np.ndarray
+    # Symbols with mass at start i (s_syms[i, :s_cnt[i]]) and at end j.
+    s_syms: np.ndarray
+    s_cnt: np.ndarray
+    e_syms: np.ndarray
+    e_cnt: np.ndarray
+    # Symbols with mass in span (i, j): items[first[i, j]:first[i, j] + count[i, j]].
+    items: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+
+
+@njit(nogil=True, fastmath=FAST, inline="always")
+def inside_chart(
+    lex: np.ndarray,
+    left_ptr: np.ndarray,
+    pair_right: np.ndarray,
+    pair_ptr: np.ndarray,
+    parent: np.ndarray,
+    prob: np.ndarray,
+    charts: np.ndarray,
+) -> ChartIndex:
+    """The inside phase: the scaled inside values of every item, written to ``charts[0]``
+    (start-major) and ``charts[1]`` (end-major); returns the ``ChartIndex`` of the items.
+
+    Spans go by end ``j``, then start ``i`` from right to left, not by length: the end-major
+    rows of ``j`` that every span of the column reads stay in cache (2.4 s -> 1.7 s on the
+    249-word sentence). A child's row times the split weights (``_weigh``) is formed only
+    once one of its pairs applies in the span.
+    """
+    n, n_sym = lex.shape
+    ins_s, ins_e = charts[0], charts[1]
+    sbase, ebase = _bases(n, n_sym)
+    sc = np.full((n + 1, n + 1), -np.inf)
     lo_end = np.full((n, n_sym), n + 1, dtype=np.int64)
     hi_end = np.full((n, n_sym), -1, dtype=np.int64)
     lo_start = np.full((n + 1, n_sym), n + 1, dtype=np.int64)
     hi_start = np.full((n + 1, n_sym), -1, dtype=np.int64)
-    # Symbols with mass at start i (s_syms[i, :s_cnt[i]]), at end j, and in span (i, j)
-    # (items[first[i, j]:first[i, j] + count[i, j]]).
     s_syms = np.empty((n, n_sym), dtype=np.int32)
     s_cnt = np.zeros(n, dtype=np.int64)
     e_syms = np.empty((n + 1, n_sym), dtype=np.int32)
@@ -219,29 +256,51 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob,
                     hi_start[j, a] = i
                 lo_start[j, a] = i
             count[i, j] = n_items - first[i, j]
+    extents = (lo_end, hi_end, lo_start, hi_start, s_syms, s_cnt, e_syms, e_cnt)
+    return ChartIndex(n, n_sym, sbase, ebase, sc, *extents, items[:n_items], first, count)
+
+
+@njit(nogil=True, fastmath=FAST, inline="always")
+def root_inside(charts: np.ndarray, root: np.ndarray, ix: ChartIndex) -> float:
+    """``sum_a root[a] * inside(0, n, a)`` on the scaled chart: the sentence's probability
+    is this times ``exp(ix.sc[0, n])``, and it normalises the outside values."""
+    n = ix.n
     z = 0.0
-    for a in range(n_sym):
-        z += ins_s[sbase[0] + a * n + n - 1] * root[a]
-    if z <= 0.0 or sc[0, n] == -np.inf:
-        _clear(
-            charts,
-            n,
-            sbase,
-            ebase,
-            s_syms,
-            s_cnt,
-            e_syms,
-            e_cnt,
-            lo_end,
-            hi_end,
-            lo_start,
-            hi_start,
-        )
-        none = np.zeros(0, dtype=np.int64)
-        return none, none, none, np.zeros(0), -np.inf
+    for a in range(ix.n_sym):
+        z += charts[0, ix.sbase[0] + a * n + n - 1] * root[a]
+    return z
+
+
+@njit(nogil=True, fastmath=FAST, inline="always")
+def outside_chart(
+    root: np.ndarray,
+    z: float,
+    left_ptr: np.ndarray,
+    pair_right: np.ndarray,
+    pair_ptr: np.ndarray,
+    parent: np.ndarray,
+    prob: np.ndarray,
+    charts: np.ndarray,
+    ix: ChartIndex,
+) -> None:
+    """The outside phase, after ``inside_chart`` (``ix``) and ``root_inside`` (``z > 0``):
+    the outside values divided by the sentence's scaled probability, of the left children in
+    ``charts[2]`` (start-major) and the right children in ``charts[3]`` (end-major); an
+    item's outside is the sum of its two entries.
+
+    Spans in the reverse order of the inside phase; per pair, ``x = sum prob * beta(parent)``,
+    then two ``axpy`` updates, each over the splits where both children have mass.
+    """
+    n, n_sym, sc, items = ix.n, ix.n_sym, ix.sc, ix.items
+    ins_s, ins_e, out_s, out_e = charts[0], charts[1], charts[2], charts[3]
+    sbase, ebase, first, count = ix.sbase, ix.ebase, ix.first, ix.count
+    lo_end, hi_end, lo_start, hi_start = ix.lo_end, ix.hi_end, ix.lo_start, ix.hi_start
+    s_syms, s_cnt = ix.s_syms, ix.s_cnt
     for a in range(n_sym):
         out_s[sbase[0] + a * n + n - 1] = root[a] / z
     beta = np.zeros(n_sym)  # the span's outside; zero for the symbols absent from it
+    w = np.zeros(n)
+    lw = np.zeros((n_sym, n))  # left operand times the split weight, index k - i - 1
     rw = np.zeros((n_sym, n))  # right operand times the split weight, index k - i - 1
     rw_span = np.full(n_sym, -1, dtype=np.int64)  # the span rw[c] was last weighed for
     span = 0
@@ -284,47 +343,88 @@ def sentence_posteriors(lex, root, left_ptr, pair_right, pair_ptr, parent, prob,
                     _axpy(x, lw[b, lo - i - 1 : hi - i], out_e[e + lo : e + hi + 1])
             for a in span_items:
                 beta[a] = 0.0
-    starts = np.empty(n_items, dtype=np.int64)
-    ends = np.empty(n_items, dtype=np.int64)
-    syms = np.empty(n_items, dtype=np.int64)
-    post = np.empty(n_items)
+
+
+@njit(nogil=True, fastmath=FAST, inline="always")
+def item_posteriors(
+    charts: np.ndarray, ix: ChartIndex
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The posteriors phase, after ``outside_chart``: ``(start, end, symbol, posterior)``
+    of the items with a nonzero posterior (inside times outside), by start, then end."""
+    n, sbase, ebase, items = ix.n, ix.sbase, ix.ebase, ix.items
+    ins_s, out_s, out_e = charts[0], charts[2], charts[3]
+    starts = np.empty(len(items), dtype=np.int64)
+    ends = np.empty(len(items), dtype=np.int64)
+    syms = np.empty(len(items), dtype=np.int64)
+    post = np.empty(len(items))
     m = 0
     for i in range(n):
         for j in range(i + 1, n + 1):
-            for t in range(first[i, j], first[i, j] + count[i, j]):
+            for t in range(ix.first[i, j], ix.first[i, j] + ix.count[i, j]):
                 a = items[t]
                 p = sbase[i] + a * (n - i) + j - i - 1
                 v = ins_s[p] * (out_s[p] + out_e[ebase[j] + a * j + i])
                 if v != 0.0:
                     starts[m], ends[m], syms[m], post[m] = i, j, a, v
                     m += 1
-    _clear(
-        charts, n, sbase, ebase, s_syms, s_cnt, e_syms, e_cnt, lo_end, hi_end, lo_start, hi_start
-    )
-    for a in range(n_sym):
-        out_s[sbase[0] + a * n + n - 1] = 0.0
-    return starts[:m], ends[:m], syms[:m], post[:m], sc[0, n] + np.log(z)
+    return starts[:m], ends[:m], syms[:m], post[:m]
 
 
 @njit(nogil=True)
-def _clear(
-    charts, n, sbase, ebase, s_syms, s_cnt, e_syms, e_cnt, lo_end, hi_end, lo_start, hi_start
-):
+def clear_charts(charts: np.ndarray, ix: ChartIndex) -> None:
     """Zero what a sentence wrote in ``charts``: every entry it set lies in a row's extent
     (start-major rows ``(i, b)``: ends ``lo_end..hi_end``; end-major rows ``(j, c)``: starts
-    ``lo_start..hi_start``), the root's outside entries aside."""
+    ``lo_start..hi_start``), and the root's outside entries."""
+    n = ix.n
     for i in range(n):
-        for t in range(s_cnt[i]):
-            b = s_syms[i, t]
-            row = sbase[i] + b * (n - i) - i - 1
-            charts[0, row + lo_end[i, b] : row + hi_end[i, b] + 1] = 0.0
-            charts[2, row + lo_end[i, b] : row + hi_end[i, b] + 1] = 0.0
+        for t in range(ix.s_cnt[i]):
+            b = ix.s_syms[i, t]
+            row = ix.sbase[i] + b * (n - i) - i - 1
+            charts[0, row + ix.lo_end[i, b] : row + ix.hi_end[i, b] + 1] = 0.0
+            charts[2, row + ix.lo_end[i, b] : row + ix.hi_end[i, b] + 1] = 0.0
     for j in range(1, n + 1):
-        for t in range(e_cnt[j]):
-            c = e_syms[j, t]
-            row = ebase[j] + c * j
-            charts[1, row + lo_start[j, c] : row + hi_start[j, c] + 1] = 0.0
-            charts[3, row + lo_start[j, c] : row + hi_start[j, c] + 1] = 0.0
+        for t in range(ix.e_cnt[j]):
+            c = ix.e_syms[j, t]
+            row = ix.ebase[j] + c * j
+            charts[1, row + ix.lo_start[j, c] : row + ix.hi_start[j, c] + 1] = 0.0
+            charts[3, row + ix.lo_start[j, c] : row + ix.hi_start[j, c] + 1] = 0.0
+    for a in range(ix.n_sym):
+        charts[2, ix.sbase[0] + a * n + n - 1] = 0.0
+
+
+@njit(nogil=True, fastmath=FAST)
+def sentence_posteriors(
+    lex: np.ndarray,
+    root: np.ndarray,
+    left_ptr: np.ndarray,
+    pair_right: np.ndarray,
+    pair_ptr: np.ndarray,
+    parent: np.ndarray,
+    prob: np.ndarray,
+    charts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Posteriors of one sentence's items; ``lex`` is ``(n, N)``; ``charts``: ``(4, >=
+    chart_size(n, N))`` zeros, the packed inside and outside charts, left zero on return.
+
+    Returns ``(start, end, symbol, posterior)`` of the items with a nonzero posterior, and
+    log Z (``-inf`` and no items without a parse). The phases, in order: ``inside_chart``,
+    ``root_inside``, ``outside_chart``, ``item_posteriors``, ``clear_charts``.
+
+    The charts are packed (row ``(i, b)`` holds the ``n - i`` ends after ``i``): four of
+    ``N n (n + 1) / 2`` doubles, 51 MB each for the 249-word sentence; the pass's peak rose
+    from 145 MB to 200 MB (pages never written stay unmapped), the whole parse's from 454 MB
+    to 513 MB.
+    """
+    ix = inside_chart(lex, left_ptr, pair_right, pair_ptr, parent, prob, charts)
+    z = root_inside(charts, root, ix)
+    if z <= 0.0 or ix.sc[0, ix.n] == -np.inf:
+        clear_charts(charts, ix)
+        none = np.zeros(0, dtype=np.int64)
+        return none, none, none, np.zeros(0), -np.inf
+    outside_chart(root, z, left_ptr, pair_right, pair_ptr, parent, prob, charts, ix)
+    starts, ends, syms, post = item_posteriors(charts, ix)
+    clear_charts(charts, ix)
+    return starts, ends, syms, post, ix.sc[0, ix.n] + np.log(z)
 
 
 def chart_size(n: int, n_symbols: int) -> int:

@@ -449,11 +449,14 @@ def _rule_inside(alpha, z, items, t, ai, rows):
     return n
 
 
-@njit(nogil=True, fastmath=True)
-def _rule_outside(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
-    """``W_r += beta[items[r], ai] t`` (and ``C += beta[items[r], ai] (x) z_r``) for the rows
-    whose parent item has outside mass; returns how many rows. Four tensor rows at a time:
-    one load and store of ``W_r`` per four multiply-adds."""
+@njit(nogil=True, fastmath=True, inline="always")
+def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
+    """``W_r += beta[items[r], ai] t`` (and with ``want_counts`` ``C += beta[items[r], ai]
+    (x) z_r``) for the rows whose parent item has outside mass; returns how many rows. Four
+    tensor rows at a time: one load and store of ``W_r`` per four multiply-adds.
+
+    Inlined into ``_rule_outside`` and ``_rule_outside_counts``, each of which passes
+    ``want_counts`` as a constant, so that each compiles only its own loops."""
     na, kk = t.shape
     done = 0
     for r in range(len(items)):
@@ -491,6 +494,20 @@ def _rule_outside(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
                 for u in range(kk):
                     ch[u] += bv * zr[u]
     return done
+
+
+@njit(nogil=True, fastmath=True)
+def _rule_outside(wmat, beta, items, t, ai, bbuf):
+    """``W_r += beta[items[r], ai] t`` for the rows whose parent item has outside mass
+    (``_rule_outside_rows``); returns how many rows."""
+    return _rule_outside_rows(wmat, beta, t, t, False, items, t, ai, bbuf)
+
+
+@njit(nogil=True, fastmath=True)
+def _rule_outside_counts(wmat, beta, z, counts, items, t, ai, bbuf):
+    """``_rule_outside`` and the rule's expected counts ``C += beta[items[r], ai] (x) z_r``
+    (``C``: ``counts``, laid out as ``t``); returns how many rows."""
+    return _rule_outside_rows(wmat, beta, z, counts, True, items, t, ai, bbuf)
 
 
 @njit(nogil=True)
@@ -573,8 +590,8 @@ def inside_chunk(
     return flops
 
 
-@njit(nogil=True)
-def outside_chunk(
+@njit(nogil=True, inline="always")
+def _outside_chunk(
     span_first,
     item_sym,
     sc,
@@ -602,7 +619,8 @@ def outside_chunk(
 ):
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete); with ``want_counts`` adds ``beta_a (x) z`` per rule and row to ``counts``
-    (laid out as ``packed``). Returns flops."""
+    (laid out as ``packed``). Returns flops. Inlined into ``outside_chunk`` and
+    ``outside_counts_chunk``, each of which passes ``want_counts`` as a constant."""
     m = alpha.shape[1]
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
@@ -643,9 +661,12 @@ def outside_chunk(
             if na == 0:
                 continue
             t = packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
-            c = counts[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk)) if want_counts else t
             ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
-            rows_done = _rule_outside(wmat, beta, z, c, want_counts, pit[:, j], t, ai, bbuf)
+            if want_counts:
+                c = counts[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
+                rows_done = _rule_outside_counts(wmat, beta, z, c, pit[:, j], t, ai, bbuf)
+            else:
+                rows_done = _rule_outside(wmat, beta, pit[:, j], t, ai, bbuf)
             done += rows_done
             flops += 2 * na * kk * rows_done * (2 if want_counts else 1)
         if done == 0:
@@ -668,6 +689,117 @@ def outside_chunk(
         )
         flops += 4 * (estart[g + 1] - estart[g]) * kk
     return flops
+
+
+@njit(nogil=True)
+def outside_chunk(
+    span_first,
+    item_sym,
+    sc,
+    group_ptr,
+    rule_parent,
+    a_ptr,
+    a_idx,
+    b_ptr,
+    b_idx,
+    c_ptr,
+    c_idx,
+    t_ptr,
+    packed,
+    alpha,
+    beta,
+    slot_p,
+    gstart,
+    estart,
+    e_slot,
+    e_x,
+    e_y,
+    e_pair,
+):
+    """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
+    complete). Returns flops."""
+    return _outside_chunk(
+        span_first,
+        item_sym,
+        sc,
+        group_ptr,
+        rule_parent,
+        a_ptr,
+        a_idx,
+        b_ptr,
+        b_idx,
+        c_ptr,
+        c_idx,
+        t_ptr,
+        packed,
+        alpha,
+        beta,
+        packed[:0],
+        False,
+        slot_p,
+        gstart,
+        estart,
+        e_slot,
+        e_x,
+        e_y,
+        e_pair,
+    )
+
+
+@njit(nogil=True)
+def outside_counts_chunk(
+    span_first,
+    item_sym,
+    sc,
+    group_ptr,
+    rule_parent,
+    a_ptr,
+    a_idx,
+    b_ptr,
+    b_idx,
+    c_ptr,
+    c_idx,
+    t_ptr,
+    packed,
+    alpha,
+    beta,
+    counts,
+    slot_p,
+    gstart,
+    estart,
+    e_slot,
+    e_x,
+    e_y,
+    e_pair,
+):
+    """``outside_chunk`` and EM's expected counts: adds ``beta_a (x) z`` per rule and row
+    to ``counts`` (laid out as ``packed``). Returns flops."""
+    return _outside_chunk(
+        span_first,
+        item_sym,
+        sc,
+        group_ptr,
+        rule_parent,
+        a_ptr,
+        a_idx,
+        b_ptr,
+        b_idx,
+        c_ptr,
+        c_idx,
+        t_ptr,
+        packed,
+        alpha,
+        beta,
+        counts,
+        True,
+        slot_p,
+        gstart,
+        estart,
+        e_slot,
+        e_x,
+        e_y,
+        e_pair,
+    )
 
 
 @njit(nogil=True)

@@ -5,10 +5,16 @@ the nodes of observed trees for EM and tree scores). Span lengths are processed 
 (inside) and top-down (outside), each length in chunks of parent spans by the compiled
 kernels (``kernels``), which put nearly all multiply-adds into one matrix product per
 children pair and chunk.
+
+The phases, each a function of its own: ``inside_pass`` (inside vectors and log Z; it keeps
+the chunk plans on the chart), then on its chart ``outside_pass`` (outside vectors, item
+posteriors) or ``outside_counts`` (the same and EM's expected rule counts), and after either
+``anchored_rules`` (the anchored rule posteriors of the rule-product decoders).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +22,7 @@ import numpy as np
 from lpcfg_cli.engine import kernels as k
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.result import Chart
+from lpcfg_cli.engine.result import Chart, ChunkPlans
 from lpcfg_cli.engine.scaling import flush_rows, log_value
 from lpcfg_cli.model.lpcfg import ragged_ranges
 
@@ -51,7 +57,7 @@ class PlanCache:
     entries get weight 0), so that a later pass where the span has mass again is still
     exact; rows depend on the parent's items only, which do not change. Plans are kept while
     the ``budget`` (shared by the caches of several charts, e.g. the blocks of
-    ``engine.strings``) allows (24 bytes per split entry); chunks beyond it are planned every
+    ``engine.string_charts``) allows (24 bytes per split entry); chunks beyond it are planned every
     pass as without a cache. One cache serves one chart (one set of items and one rule
     layout); the caller owns it.
     """
@@ -85,52 +91,9 @@ class PlanCache:
         self.budget.nbytes += size
 
 
-def latent_pass(
-    g: LatentGrammar,
-    layout: SpanLayout,
-    keys: np.ndarray,
-    lexical: tuple[np.ndarray, np.ndarray, np.ndarray],
-    *,
-    outside: bool = True,
-    counts: bool = False,
-    rules: bool = False,
-    weights: np.ndarray | None = None,
-    cache: PlanCache | None = None,
-) -> Chart:
-    """Inside (and outside) vectors of the items ``keys`` (sorted ``span * N + symbol``).
-
-    ``lexical``: (item index, lexical rule, weight) triples; the weighted lexical vectors are
-    summed into the pre-terminal items. With ``counts`` the chart also holds expected rule
-    counts ``(R, M, M * M)`` in the grammar's rule order (EM's E-step; they need ``outside``).
-    With ``rules`` the chart also holds every anchored binary rule's posterior
-    (``Chart.rules``: parent, left and right items and posterior; for the rule-product
-    decoding; needs ``outside``). ``weights`` (one per sentence) start sentence ``s``'s
-    outside pass from ``weights[s]`` times the usual root vector, so that its outside
-    vectors, posteriors and expected counts count it that many times (a sentence seen
-    ``weights[s]`` times; EM from strings, ``engine.strings``). ``cache`` keeps the chunks'
-    plans for the next pass over the same items (``PlanCache``); results are the same as
-    without it, except the flop count (which then includes splits of weight 0).
-    """
-    n_sym, m = g.n_symbols, g.m
-    keys = np.asarray(keys, dtype=np.int64)
-    item_span, item_sym = keys // n_sym, keys % n_sym
-    # Items are sorted by span: the running count of items per span gives each span's first.
-    span_first = np.zeros(layout.n_spans + 1, dtype=np.int64)
-    np.cumsum(np.bincount(item_span, minlength=layout.n_spans), out=span_first[1:])
-    dtype, flush = g.dtype, g.flush
-    alpha = np.zeros((len(keys), m), dtype=dtype)
-    sc = np.zeros(layout.n_spans)
-    item, rule, weight = lexical
-    if len(rule):
-        np.add.at(alpha, item, (g.lexical[rule] * np.asarray(weight)[:, None]).astype(dtype))
-    if layout.max_length:
-        blk = layout.block(1)
-        k.normalise_spans(alpha, sc, span_first, blk.start, blk.stop, flush)
-    n_groups = len(g.group_ptr) - 1
-    if cache is not None:
-        cache.check((len(keys), layout.n_spans, n_groups))
-    # The grammar's arrays every rule kernel reads.
-    rule_arrays = (
+def _rule_arrays(g: LatentGrammar) -> tuple[np.ndarray, ...]:
+    """The grammar's arrays every rule kernel reads, in the kernels' argument order."""
+    return (
         g.group_ptr,
         g.rule_parent,
         g.a_ptr,
@@ -142,55 +105,118 @@ def latent_pass(
         g.t_ptr,
         g.packed,
     )
-    stamp = np.full(n_groups, -1, dtype=np.int64)
-    valid = np.zeros(n_groups, dtype=np.bool_)
-    rowidx = np.zeros(n_groups, dtype=np.int64)
-    flops = 0
-    plans = []  # per chunk, kept for the outside pass
-    for length in range(2, layout.max_length + 1):
-        blk = layout.block(length)
-        for p0 in range(blk.start, blk.stop, CHUNK_SPANS):
-            p1 = min(blk.stop, p0 + CHUNK_SPANS)
-            kept = None if cache is None else cache.chunks.get(p0)
-            if kept is not None:
-                groups, gend, eend, slot_p, e_slot, e_x, e_y = kept
-                gstart, estart, best, e_pair = k.refresh_plan(
-                    p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y, item_span, sc
-                )
-                plan = (slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair)
-            else:
-                keep = cache is not None and p0 not in cache.uncached
-                plan = k.plan_chunk(
-                    p0,
-                    p1,
-                    length,
-                    layout.base,
-                    layout.span_sent,
-                    layout.span_start,
-                    span_first,
-                    item_sym,
-                    sc,
-                    n_sym,
-                    g.pair_group,
-                    g.group_ptr,
-                    g.rule_parent,
-                    stamp,
-                    valid,
-                    rowidx,
-                    not keep,
-                )
-                if keep:
-                    cache.store(p0, plan)
-            flops += k.inside_chunk(
-                p0, p1, span_first, item_sym, sc, *rule_arrays, alpha, flush, *plan
-            )
-            if outside:
-                plans.append((length, plan))
 
+
+class _Planner:
+    """Plans the chunks of one inside pass: ``kernels.plan_chunk``, or ``kernels.
+    refresh_plan`` of the structure a ``PlanCache`` kept from an earlier pass."""
+
+    def __init__(
+        self,
+        g: LatentGrammar,
+        layout: SpanLayout,
+        span_first: np.ndarray,
+        item_span: np.ndarray,
+        item_sym: np.ndarray,
+        sc: np.ndarray,
+        cache: PlanCache | None,
+    ) -> None:
+        self.g, self.layout, self.cache = g, layout, cache
+        self.span_first, self.item_span, self.item_sym, self.sc = (
+            span_first,
+            item_span,
+            item_sym,
+            sc,
+        )
+        self.n_groups = len(g.group_ptr) - 1
+        if cache is not None:
+            cache.check((len(item_sym), layout.n_spans, self.n_groups))
+        # Per-pair scratch of ``kernels.enumerate_rows``.
+        self.stamp = np.full(self.n_groups, -1, dtype=np.int64)
+        self.valid = np.zeros(self.n_groups, dtype=np.bool_)
+        self.rowidx = np.zeros(self.n_groups, dtype=np.int64)
+
+    def plan(self, p0: int, p1: int, length: int) -> tuple[np.ndarray, ...]:
+        """The plan of parent spans ``p0:p1`` (all of ``length``) under the current scales
+        (the shorter spans' ``sc`` are final)."""
+        cache = self.cache
+        kept = None if cache is None else cache.chunks.get(p0)
+        if kept is not None:
+            groups, gend, eend, slot_p, e_slot, e_x, e_y = kept
+            gstart, estart, best, e_pair = k.refresh_plan(
+                p0,
+                p1,
+                self.n_groups,
+                groups,
+                gend,
+                eend,
+                slot_p,
+                e_slot,
+                e_x,
+                e_y,
+                self.item_span,
+                self.sc,
+            )
+            return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair
+        keep = cache is not None and p0 not in cache.uncached
+        g, layout = self.g, self.layout
+        plan = k.plan_chunk(
+            p0,
+            p1,
+            length,
+            layout.base,
+            layout.span_sent,
+            layout.span_start,
+            self.span_first,
+            self.item_sym,
+            self.sc,
+            g.n_symbols,
+            g.pair_group,
+            g.group_ptr,
+            g.rule_parent,
+            self.stamp,
+            self.valid,
+            self.rowidx,
+            not keep,
+        )
+        if keep:
+            cache.store(p0, plan)
+        return plan
+
+
+def _lexical_inside(
+    g: LatentGrammar,
+    layout: SpanLayout,
+    n_items: int,
+    span_first: np.ndarray,
+    lexical: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(alpha, sc)``: the pre-terminal items' weighted lexical vectors, normalised per
+    span; every other item zero."""
+    alpha = np.zeros((n_items, g.m), dtype=g.dtype)
+    sc = np.zeros(layout.n_spans)
+    item, rule, weight = lexical
+    if len(rule):
+        np.add.at(alpha, item, (g.lexical[rule] * np.asarray(weight)[:, None]).astype(g.dtype))
+    if layout.max_length:
+        blk = layout.block(1)
+        k.normalise_spans(alpha, sc, span_first, blk.start, blk.stop, g.flush)
+    return alpha, sc
+
+
+def _root_values(
+    g: LatentGrammar,
+    layout: SpanLayout,
+    span_first: np.ndarray,
+    item_sym: np.ndarray,
+    alpha: np.ndarray,
+    sc: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """``(log Z per sentence, root items, their sentences, their root vectors, scaled Z per
+    sentence)``. Every root item and its sentence as flat arrays: a Python loop over the
+    sentences took 19 of the 29 s of supervised EM on 10^5 trees (scripts/wcfg_random.py)."""
     roots = layout.root_spans()
     log_z = np.full(len(roots), -np.inf)
-    # Every root item and its sentence, as flat arrays: a Python loop over the sentences
-    # took 19 of the 29 s of supervised EM on 10^5 trees (scripts/wcfg_random.py).
     ok = roots >= 0
     first = span_first[roots[ok]]
     sizes = span_first[roots[ok] + 1] - first
@@ -200,38 +226,150 @@ def latent_pass(
     per_item = np.einsum("ih,ih->i", alpha[root_item], root_vec, dtype=np.float64)
     z = np.bincount(root_sent, weights=per_item, minlength=len(roots))
     log_z[ok] = log_value(z[ok], sc[roots[ok]])
-    chart = Chart(keys, alpha, None, sc, log_z, span_first, flops=flops)
-    if not outside:
-        return chart
+    return log_z, root_item, root_sent, root_vec, z
 
-    beta = np.zeros_like(alpha)
-    live = np.isfinite(log_z[root_sent])
-    start = (root_vec[live] / z[root_sent[live], None]).astype(beta.dtype)
+
+def inside_pass(
+    g: LatentGrammar,
+    layout: SpanLayout,
+    keys: np.ndarray,
+    lexical: tuple[np.ndarray, np.ndarray, np.ndarray],
+    *,
+    cache: PlanCache | None = None,
+    keep_plans: bool = True,
+) -> Chart:
+    """Inside vectors, span scales and log Z per sentence of the items ``keys`` (sorted
+    ``span * N + symbol``); the chart's ``beta`` is None.
+
+    ``lexical``: (item index, lexical rule, weight) triples; the weighted lexical vectors are
+    summed into the pre-terminal items. Span lengths go bottom-up, each in chunks of
+    ``CHUNK_SPANS`` parent spans. ``cache`` keeps the chunks' plans for the next pass over the
+    same items (``PlanCache``); results are the same as without it, except the flop count
+    (which then includes splits of weight 0). With ``keep_plans`` the chart keeps the chunk
+    plans (``Chart.plans``) for ``outside_pass``, ``outside_counts`` and ``anchored_rules``;
+    without, each plan is dropped once its chunk is done, so that a pass for log Z alone
+    holds one chunk's plan at a time.
+    """
+    n_sym = g.n_symbols
+    keys = np.asarray(keys, dtype=np.int64)
+    item_span, item_sym = keys // n_sym, keys % n_sym
+    # Items are sorted by span: the running count of items per span gives each span's first.
+    span_first = np.zeros(layout.n_spans + 1, dtype=np.int64)
+    np.cumsum(np.bincount(item_span, minlength=layout.n_spans), out=span_first[1:])
+    alpha, sc = _lexical_inside(g, layout, len(keys), span_first, lexical)
+    planner = _Planner(g, layout, span_first, item_span, item_sym, sc, cache)
+    rule_arrays = _rule_arrays(g)
+    flops = 0
+    chunks = []
+    for length in range(2, layout.max_length + 1):
+        blk = layout.block(length)
+        for p0 in range(blk.start, blk.stop, CHUNK_SPANS):
+            p1 = min(blk.stop, p0 + CHUNK_SPANS)
+            plan = planner.plan(p0, p1, length)
+            flops += k.inside_chunk(
+                p0, p1, span_first, item_sym, sc, *rule_arrays, alpha, g.flush, *plan
+            )
+            if keep_plans:
+                chunks.append((length, plan))
+    log_z, *roots = _root_values(g, layout, span_first, item_sym, alpha, sc)
+    chart = Chart(keys, alpha, None, sc, log_z, span_first, flops=flops)
+    if keep_plans:
+        chart.plans = ChunkPlans(layout, chunks, *roots)
+    return chart
+
+
+def _plans(chart: Chart) -> ChunkPlans:
+    if chart.plans is None:
+        raise ValueError("the chart has no chunk plans: inside_pass(..., keep_plans=True)")
+    return chart.plans
+
+
+def _outside_start(chart: Chart, weights: np.ndarray | None) -> np.ndarray:
+    """The outside vectors before the walk: zero but the root items of the sentences with a
+    parse, ``root vector / Z`` (times ``weights[s]`` for sentence ``s``)."""
+    plans = _plans(chart)
+    root_sent, z = plans.root_sent, plans.z
+    beta = np.zeros_like(chart.alpha)
+    live = np.isfinite(chart.log_z[root_sent])
+    start = (plans.root_vec[live] / z[root_sent[live], None]).astype(beta.dtype)
     if weights is not None:
         start = start * np.asarray(weights, dtype=np.float64)[root_sent[live], None]
-    beta[root_item[live]] = start
+    beta[plans.root_item[live]] = start
+    return beta
+
+
+def _outside_walk(
+    g: LatentGrammar,
+    chart: Chart,
+    weights: np.ndarray | None,
+    chunk_kernel: Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], int],
+) -> Chart:
+    """Outside vectors of every item: the chunks top-down, each by ``chunk_kernel(shared,
+    plan)`` (``kernels.outside_chunk`` or ``outside_counts_chunk`` of the arrays every
+    outside-side kernel reads and the chunk's plan without ``best``; returns flops), with
+    the single-precision flush of each length's rows once they are complete."""
+    plans = _plans(chart)
+    layout, span_first = plans.layout, chart.span_first
+    beta = _outside_start(chart, weights)
     top = float(np.abs(beta).max(initial=0.0))
-    rule_counts = np.zeros(len(g.packed) if counts else 0, dtype=dtype)
+    item_sym = chart.keys % g.n_symbols
     flushed = layout.max_length + 1
-    anchored: list[tuple[np.ndarray, ...]] = []
     # The arrays every outside-side kernel reads, then each chunk's plan without ``best``.
-    shared = (span_first, item_sym, sc, *rule_arrays, alpha, beta)
-    for length, (slot_p, gstart, estart, _, *entries) in reversed(plans):
-        if flush and length < flushed:
+    shared = (span_first, item_sym, chart.sc, *_rule_arrays(g), chart.alpha, beta)
+    flops = 0
+    for length, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks):
+        if g.flush and length < flushed:
             blk = layout.block(length)
-            flush_rows(beta, span_first[blk.start], span_first[blk.stop], flush * top)
+            flush_rows(beta, span_first[blk.start], span_first[blk.stop], g.flush * top)
             flushed = length
-        plan = (slot_p, gstart, estart, *entries)
-        if rules:  # beta is complete at this length: the chunk's parents are done
-            anchored.append(k.rule_posteriors_chunk(*shared, *plan))
-        flops += k.outside_chunk(*shared, rule_counts, counts, *plan)
+        flops += chunk_kernel(shared, (slot_p, gstart, estart, *entries))
     chart.beta = beta
-    chart.flops = flops
-    if rules:
-        empty = (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
-        chart.rules = tuple(np.concatenate(parts) for parts in zip(*anchored, empty, strict=True))
-    if counts:
-        chart.rule_counts = g.unpack(rule_counts * g.packed)
+    chart.flops += flops
+    return chart
+
+
+def outside_pass(g: LatentGrammar, chart: Chart, *, weights: np.ndarray | None = None) -> Chart:
+    """The outside vectors of an ``inside_pass`` chart (filled in as ``chart.beta``; item
+    posteriors ``Chart.marginals``); returns the chart.
+
+    ``weights`` (one per sentence) start sentence ``s``'s outside pass from ``weights[s]``
+    times the usual root vector, so that its outside vectors and posteriors count it that
+    many times (a sentence seen ``weights[s]`` times; EM from strings, ``engine.string_charts``).
+    """
+    return _outside_walk(g, chart, weights, lambda shared, plan: k.outside_chunk(*shared, *plan))
+
+
+def outside_counts(g: LatentGrammar, chart: Chart, *, weights: np.ndarray | None = None) -> Chart:
+    """``outside_pass`` and the expected count of every binary rule, ``chart.rule_counts``
+    ``(R, M, M * M)`` in the grammar's rule order (EM's E-step; ``weights`` count sentence
+    ``s`` ``weights[s]`` times); returns the chart."""
+    counts = np.zeros(len(g.packed), dtype=g.dtype)
+    _outside_walk(
+        g, chart, weights, lambda shared, plan: k.outside_counts_chunk(*shared, counts, *plan)
+    )
+    chart.rule_counts = g.unpack(counts * g.packed)
+    return chart
+
+
+def anchored_rules(g: LatentGrammar, chart: Chart) -> Chart:
+    """Every anchored binary rule's posterior, ``chart.rules`` (parent, left and right items,
+    posterior), for the rule-product decoders, after ``outside_pass``; returns the chart.
+
+    ``kernels.rule_posteriors_chunk`` reads the chunk's parents' outside vectors, final once
+    the outside walk has done their length (it writes only shorter spans), and the inside
+    vectors: so it runs after the whole walk, on the same chunks in the same order.
+    """
+    if chart.beta is None:
+        raise ValueError("anchored_rules needs the outside pass (outside_pass) first")
+    plans = _plans(chart)
+    item_sym = chart.keys % g.n_symbols
+    shared = (chart.span_first, item_sym, chart.sc, *_rule_arrays(g), chart.alpha, chart.beta)
+    anchored = [
+        k.rule_posteriors_chunk(*shared, slot_p, gstart, estart, *entries)
+        for _, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks)
+    ]
+    empty = (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
+    chart.rules = tuple(np.concatenate(parts) for parts in zip(*anchored, empty, strict=True))
     return chart
 
 
@@ -250,29 +388,39 @@ def lexical_items(
 
 class ItemChart:
     """Chart items fixed once and run many times (observed trees, all trees of sentences):
-    a class with ``layout``, ``keys`` and ``lexical`` (``latent_pass``'s arguments) gets
-    ``run``."""
+    a class with ``layout``, ``keys`` and ``lexical`` (``inside_pass``'s arguments) gets
+    one method per pass. Their charts keep no chunk plans."""
 
     layout: SpanLayout
     keys: np.ndarray
     lexical: tuple[np.ndarray, np.ndarray, np.ndarray]
 
-    def run(
+    def inside(self, g: LatentGrammar, *, cache: PlanCache | None = None) -> Chart:
+        """``inside_pass`` over the items (log Z and inside vectors)."""
+        return inside_pass(g, self.layout, self.keys, self.lexical, cache=cache, keep_plans=False)
+
+    def outside(
         self,
         g: LatentGrammar,
         *,
-        outside: bool = False,
-        counts: bool = False,
         weights: np.ndarray | None = None,
         cache: PlanCache | None = None,
     ) -> Chart:
-        return latent_pass(
-            g,
-            self.layout,
-            self.keys,
-            self.lexical,
-            outside=outside,
-            counts=counts,
-            weights=weights,
-            cache=cache,
-        )
+        """``inside_pass`` and ``outside_pass`` over the items."""
+        chart = inside_pass(g, self.layout, self.keys, self.lexical, cache=cache)
+        outside_pass(g, chart, weights=weights)
+        chart.plans = None
+        return chart
+
+    def outside_counts(
+        self,
+        g: LatentGrammar,
+        *,
+        weights: np.ndarray | None = None,
+        cache: PlanCache | None = None,
+    ) -> Chart:
+        """``inside_pass`` and ``outside_counts`` over the items (EM's E-step)."""
+        chart = inside_pass(g, self.layout, self.keys, self.lexical, cache=cache)
+        outside_counts(g, chart, weights=weights)
+        chart.plans = None
+        return chart

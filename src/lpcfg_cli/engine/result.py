@@ -1,10 +1,30 @@
-"""The one result type of the chart passes."""
+"""The one result type of the chart passes, and what the latent pass's phases hand on."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from lpcfg_cli.engine.layout import SpanLayout
+
+
+@dataclass
+class ChunkPlans:
+    """What the outside phases need of an inside pass (``latent.inside_pass``): its span layout,
+    the plan of every chunk, and the root items' values (kept on the chart as ``plans``).
+
+    The plans are those the inside pass used (``kernels.plan_chunk``: rows and split entries
+    grouped by children pair): the outside walk and the rule posteriors reuse them instead
+    of planning again.
+    """
+
+    layout: SpanLayout
+    chunks: list[tuple[int, tuple[np.ndarray, ...]]]  # (span length, plan), bottom-up
+    root_item: np.ndarray  # every item of a whole-sentence span
+    root_sent: np.ndarray  # its sentence
+    root_vec: np.ndarray  # its symbol's root vector
+    z: np.ndarray  # per sentence, sum over its root items of alpha . root (scaled)
 
 
 @dataclass
@@ -27,6 +47,8 @@ class Chart:
     rule_counts: np.ndarray | None = None  # (R, M, M * M) expected counts, rule order
     # anchored binary rules: (parent item, left item, right item, posterior)
     rules: tuple[np.ndarray, ...] | None = None
+    # the inside pass's chunk plans, for the outside phases (``latent.inside_pass``)
+    plans: ChunkPlans | None = None
 
     def marginals(self) -> np.ndarray:
         """mu of every item (may be negative for tensor-form models)."""

@@ -11,8 +11,8 @@ pass (``engine.latent``) sums over every bracketing and every latent assignment:
   are its coarse PCFG's, so an item the coarse pass rules out has no mass in the model.
 
 Words are given as ids of the grammar's vocabulary (training sentences, already mapped) or
-as tokens, scored through the grammar's lexicon as the parser scores them
-(``Lexicon.lookup_weighted``: an unknown word by its signature, backed off to every
+as tokens, scored through the grammar's lexicon as the parser scores them (``engine.tokens``;
+``Lexicon.lookup_weighted``: an unknown word by its signature, backed off to every
 signature), so unknown words behave as in parsing. Sentences go in blocks of at most
 ``MAX_SPANS`` spans, one latent pass each, so memory stays bounded; span scaling
 (``engine.scaling``) keeps a sentence of hundreds of words from underflowing or
@@ -31,14 +31,14 @@ from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.latent import ItemChart, PlanBudget, PlanCache
 from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.engine.tokens import RulesByWord, Triples, empty_triples, token_words
 from lpcfg_cli.engine.tree_charts import ExpectedCounts
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams, ragged_ranges
+from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.treebank.sentences import blocks
 
 # Spans per latent pass: the inside and outside charts of a block hold (items, M) floats.
 MAX_SPANS = 1 << 17
-
-Triples = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -88,7 +88,7 @@ class StringCharts:
             part = ids[first : first + len(layout.lengths)]
             spans = [layout.base[1, s] + np.arange(len(w)) for s, w in enumerate(part) if len(w)]
             if not spans:
-                return _empty()
+                return empty_triples()
             word = np.concatenate([w for w in part if len(w)])
             return np.concatenate(spans), word, np.ones(len(word))
 
@@ -121,108 +121,33 @@ class StringCharts:
         max_spans: int,
     ) -> StringCharts:
         """Blocks of consecutive sentences of at most ``max_spans`` spans (a longer sentence
-        is a block of its own); ``words(first, layout)`` gives a block's (span, word id,
-        weight) triples."""
+        is a block of its own; ``treebank.sentences.blocks``); ``words(first, layout)`` gives
+        a block's (span, word id, weight) triples."""
         n_sym = grammar.n_symbols
         if n_sym > 1 and coarse is None:
             raise ValueError("a grammar of several symbols needs its coarse PCFG")
         cg = CoarseGrammar.build(n_sym, grammar.binary, coarse.binary) if n_sym > 1 else None
         by_word = RulesByWord(grammar)
-        blocks, first, spans = [], 0, 0
-        for s, n in enumerate([*lengths, None]):
-            cost = 0 if n is None else n * (n + 1) // 2
-            if s > first and (n is None or spans + cost > max_spans):
-                layout = SpanLayout(lengths[first:s])
-                span, rule, weight = by_word.expand(*words(first, layout))
-                if cg is None:
-                    keys = np.arange(layout.n_spans, dtype=np.int64)  # every span, symbol X
-                else:
-                    keys = _coarse_items(grammar, cg, coarse, layout, span, rule, weight)
-                want = span * n_sym + grammar.lexical[rule, 0]
-                pos = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
-                ok = keys[pos] == want if len(keys) else np.zeros(len(want), dtype=bool)
-                blocks.append(Block(first, layout, keys, (pos[ok], rule[ok], weight[ok])))
-                first, spans = s, 0
-            spans += cost
-        return cls(blocks, len(lengths))
+        out = []
+        for part in blocks(range(len(lengths)), span_budget=max_spans, length=lengths.__getitem__):
+            first = part[0]
+            layout = SpanLayout(lengths[first : first + len(part)])
+            span, rule, weight = by_word.expand(*words(first, layout))
+            if cg is None:
+                keys = np.arange(layout.n_spans, dtype=np.int64)  # every span, symbol X
+            else:
+                keys = _coarse_items(grammar, cg, coarse, layout, span, rule, weight)
+            want = span * n_sym + grammar.lexical[rule, 0]
+            pos = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
+            ok = keys[pos] == want if len(keys) else np.zeros(len(want), dtype=bool)
+            out.append(Block(first, layout, keys, (pos[ok], rule[ok], weight[ok])))
+        return cls(out, len(lengths))
 
     def plan_caches(self, budget: PlanBudget | None = None) -> list[PlanCache]:
         """One empty ``latent.PlanCache`` per block, sharing one budget, for repeated
         passes over these charts (EM)."""
         budget = budget if budget is not None else PlanBudget()
         return [PlanCache(budget) for _ in self.blocks]
-
-
-def token_words(
-    grammar: Grammar, layout: SpanLayout, sentences: Sequence[Sequence[str]]
-) -> tuple[np.ndarray, ...]:
-    """(span, word id, weight) of every token of ``sentences``, as ``Lexicon.lookup_weighted``
-    scores it (the parser's look-up), plus each entry's restriction (a word id whose
-    pre-terminals the entry's rules are limited to, or -1)."""
-    lexicon = grammar.lexicon
-    spans, ids, weights, only = [], [], [], []
-    for s, tokens in enumerate(sentences):
-        first = int(layout.base[1, s]) if len(tokens) else 0
-        for t, token in enumerate(tokens):
-            for w, weight, restrict in lexicon.lookup_weighted(token, t):
-                spans.append(first + t)
-                ids.append(w)
-                weights.append(weight)
-                only.append(restrict)
-    if not ids:
-        return (*_empty(), np.zeros(0, dtype=np.int64))
-    return (
-        np.asarray(spans, dtype=np.int64),
-        np.asarray(ids, dtype=np.int64),
-        np.asarray(weights, dtype=np.float64),
-        np.asarray(only, dtype=np.int64),
-    )
-
-
-def _empty() -> Triples:
-    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-
-
-class RulesByWord:
-    """A grammar's lexical rules by word (CSR), to score tokens with."""
-
-    def __init__(self, grammar: Grammar):
-        lexical = grammar.lexical
-        self.order = np.argsort(lexical[:, 1], kind="stable")
-        self.ptr = np.searchsorted(lexical[self.order, 1], np.arange(len(grammar.words) + 1))
-        self.parent = lexical[:, 0]
-        self.n_words = len(grammar.words)
-        # (pre-terminal, word) keys of every rule, sorted: "has the word a rule under a?"
-        self.keys = np.sort(lexical[:, 0] * self.n_words + lexical[:, 1])
-
-    def expand(
-        self,
-        span: np.ndarray,
-        word: np.ndarray,
-        weight: np.ndarray,
-        only: np.ndarray | None = None,
-    ) -> Triples:
-        """(span, word, weight[, restriction]) -> (span, lexical rule, weight) for every rule
-        of the word (with a restriction ``r``: only those whose pre-terminal has a rule for
-        word ``r``)."""
-        lo, hi = self.ptr[word], self.ptr[word + 1]
-        counts = hi - lo
-        rule = self.order[ragged_ranges(lo, counts)]
-        span, weight = np.repeat(span, counts), np.repeat(weight, counts)
-        if only is None or not (only >= 0).any():
-            return span, rule, weight
-        only = np.repeat(only, counts)
-        want = self.parent[rule] * self.n_words + np.maximum(only, 0)
-        pos = np.minimum(np.searchsorted(self.keys, want), len(self.keys) - 1)
-        keep = (only < 0) | (self.keys[pos] == want)
-        return span[keep], rule[keep], weight[keep]
-
-
-def token_rules(
-    grammar: Grammar, rules: RulesByWord, layout: SpanLayout, sentences: Sequence[Sequence[str]]
-) -> Triples:
-    """(span, lexical rule, weight) scoring every token of ``sentences`` (``token_words``)."""
-    return rules.expand(*token_words(grammar, layout, sentences))
 
 
 def _coarse_items(
@@ -266,7 +191,7 @@ def expected_counts(
     for b, block in enumerate(charts.blocks):
         w = w_all[block.first : block.first + block.size]
         cache = None if caches is None else caches[b]
-        chart = block.run(g, outside=True, counts=True, weights=w, cache=cache)
+        chart = block.outside_counts(g, weights=w, cache=cache)
         if np.any(~np.isfinite(chart.log_z) & (w != 0)):
             raise ValueError("a training sentence has probability zero under the model")
         used = w != 0
@@ -291,7 +216,7 @@ def log_probabilities(
     ``caches``: as for ``expected_counts``."""
     log_p, sign = np.full(charts.n_sentences, -np.inf), np.zeros(charts.n_sentences)
     for b, block in enumerate(charts.blocks):
-        chart = block.run(g, cache=None if caches is None else caches[b])
+        chart = block.inside(g, cache=None if caches is None else caches[b])
         items, sent = block.root_items(g.n_symbols)
         sym = block.keys[items] % g.n_symbols
         z = np.zeros(block.size)

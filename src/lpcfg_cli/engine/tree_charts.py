@@ -66,7 +66,7 @@ def expected_counts(
     and the log-likelihood; with ``weights`` tree ``t`` counts ``weights[t]`` times
     (``sum_t w_t log p_t``; identical trees merged, ``training.bracketed_data``). ``cache``:
     see ``latent.PlanCache``."""
-    chart = charts.run(g, outside=True, counts=True, weights=weights, cache=cache)
+    chart = charts.outside_counts(g, weights=weights, cache=cache)
     if weights is None:
         if not np.all(np.isfinite(chart.log_z)):
             raise ValueError("a training tree has probability zero under the model")
@@ -89,7 +89,7 @@ def log_probabilities(
     g: LatentGrammar, charts: TreeCharts, cache: PlanCache | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(log |p|, sign p)`` of every tree (inside pass only; -inf where p is 0)."""
-    chart = charts.run(g, cache=cache)
+    chart = charts.inside(g, cache=cache)
     item_sym = charts.keys % g.n_symbols
     z = np.zeros(len(charts.root_items))
     ok = np.isfinite(chart.log_z)

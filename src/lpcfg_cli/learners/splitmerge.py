@@ -198,7 +198,7 @@ def merge_loss(
     section 2.2), and each state's expected count in the training trees."""
     g = model.grammar
     lg = LatentGrammar.from_model(model, np.float64)
-    chart = charts.run(lg, outside=True)
+    chart = charts.outside(lg)
     alpha, beta = chart.alpha, chart.beta
     post = alpha * beta
     sym = charts.keys % g.n_symbols

@@ -23,9 +23,9 @@ import numpy as np
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
-from lpcfg_cli.engine.latent import latent_pass, lexical_items
+from lpcfg_cli.engine.latent import anchored_rules, inside_pass, lexical_items, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.string_charts import RulesByWord, token_rules
+from lpcfg_cli.engine.tokens import RulesByWord, token_rules
 from lpcfg_cli.model import rarewords
 from lpcfg_cli.model.backoff import coarser_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
@@ -254,8 +254,12 @@ class Parser:
             mrp = self.decode in ("max-rule-product", "variational")
             for lg in self.latent:
                 lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
-                charts.append(latent_pass(lg, layout, allowed, lex, rules=mrp))
-                self.stats.latent_flops += charts[-1].flops
+                chart = outside_pass(lg, inside_pass(lg, layout, allowed, lex))
+                if mrp:
+                    anchored_rules(lg, chart)
+                chart.plans = None  # done with: free them before the next model's pass
+                charts.append(chart)
+                self.stats.latent_flops += chart.flops
             self.stats.latent_seconds += time.perf_counter() - t0
             marg = combine([c.marginals() for c in charts], self.options.combine)
             items = charts[0].keys  # the same allowed items in every model's chart

@@ -1,0 +1,90 @@
+"""Tokens to lexical rules: the (span, lexical rule, weight) triples that score the words of
+a batch of sentences, as the parser scores them (``Lexicon.lookup_weighted``: an unknown
+word by its signature, backed off to every signature). The parser and the string charts
+(``engine.string_charts``) both start from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from lpcfg_cli.engine.layout import SpanLayout
+from lpcfg_cli.grammar.indexed import Grammar
+from lpcfg_cli.model.lpcfg import ragged_ranges
+
+Triples = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def token_words(
+    grammar: Grammar, layout: SpanLayout, sentences: Sequence[Sequence[str]]
+) -> tuple[np.ndarray, ...]:
+    """(span, word id, weight) of every token of ``sentences``, as ``Lexicon.lookup_weighted``
+    scores it (the parser's look-up), plus each entry's restriction (a word id whose
+    pre-terminals the entry's rules are limited to, or -1)."""
+    lexicon = grammar.lexicon
+    spans, ids, weights, only = [], [], [], []
+    for s, tokens in enumerate(sentences):
+        first = int(layout.base[1, s]) if len(tokens) else 0
+        for t, token in enumerate(tokens):
+            for w, weight, restrict in lexicon.lookup_weighted(token, t):
+                spans.append(first + t)
+                ids.append(w)
+                weights.append(weight)
+                only.append(restrict)
+    if not ids:
+        return (*empty_triples(), np.zeros(0, dtype=np.int64))
+    return (
+        np.asarray(spans, dtype=np.int64),
+        np.asarray(ids, dtype=np.int64),
+        np.asarray(weights, dtype=np.float64),
+        np.asarray(only, dtype=np.int64),
+    )
+
+
+def empty_triples() -> Triples:
+    """No (span, rule or word, weight) triples."""
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+
+
+class RulesByWord:
+    """A grammar's lexical rules by word (CSR), to score tokens with."""
+
+    def __init__(self, grammar: Grammar):
+        lexical = grammar.lexical
+        self.order = np.argsort(lexical[:, 1], kind="stable")
+        self.ptr = np.searchsorted(lexical[self.order, 1], np.arange(len(grammar.words) + 1))
+        self.parent = lexical[:, 0]
+        self.n_words = len(grammar.words)
+        # (pre-terminal, word) keys of every rule, sorted: "has the word a rule under a?"
+        self.keys = np.sort(lexical[:, 0] * self.n_words + lexical[:, 1])
+
+    def expand(
+        self,
+        span: np.ndarray,
+        word: np.ndarray,
+        weight: np.ndarray,
+        only: np.ndarray | None = None,
+    ) -> Triples:
+        """(span, word, weight[, restriction]) -> (span, lexical rule, weight) for every rule
+        of the word (with a restriction ``r``: only those whose pre-terminal has a rule for
+        word ``r``)."""
+        lo, hi = self.ptr[word], self.ptr[word + 1]
+        counts = hi - lo
+        rule = self.order[ragged_ranges(lo, counts)]
+        span, weight = np.repeat(span, counts), np.repeat(weight, counts)
+        if only is None or not (only >= 0).any():
+            return span, rule, weight
+        only = np.repeat(only, counts)
+        want = self.parent[rule] * self.n_words + np.maximum(only, 0)
+        pos = np.minimum(np.searchsorted(self.keys, want), len(self.keys) - 1)
+        keep = (only < 0) | (self.keys[pos] == want)
+        return span[keep], rule[keep], weight[keep]
+
+
+def token_rules(
+    grammar: Grammar, rules: RulesByWord, layout: SpanLayout, sentences: Sequence[Sequence[str]]
+) -> Triples:
+    """(span, lexical rule, weight) scoring every token of ``sentences`` (``token_words``)."""
+    return rules.expand(*token_words(grammar, layout, sentences))
