@@ -9,7 +9,7 @@ maximises the likelihood of the skeletal trees.
   counts (a start model's are kept): parameters are padded to the largest and the padding
   stays exactly zero.
 - E-step: inside-outside over the fixed training trees on the chart engine the parser uses
-  (``engine.trees``: the nodes of all trees are the items of one chart, so every span length
+  (``engine.tree_charts``: the nodes of all trees are the items of one chart, so every span length
   of the whole treebank is one batch of matrix products), in double precision; spans carry
   log scales, so long trees neither underflow nor overflow. The charts' plans are built
   once and reused every iteration (``engine.latent.PlanCache``). Merged identical trees
@@ -28,7 +28,7 @@ maximises the likelihood of the skeletal trees.
 
 From text (``TrainingData.text``: sentences without trees, on the single-symbol grammar),
 EM is the inside-outside algorithm of Baker (1979) and Lari & Young (1990): the E-step sums
-over every tree of each distinct sentence (``engine.strings``), counted as often as the
+over every tree of each distinct sentence (``engine.string_charts``), counted as often as the
 sentence was seen; EM starts from seeded random parameters (``split.random_model``) around
 the string PCFG (``pcfg.string_pcfg``, whose lexicon, the unigram distribution, is the one
 lexicon smoothing pulls toward); with dev sentences (``DevText``, or the words of dev
@@ -160,7 +160,7 @@ class _Plan:
 
 
 class Trees(_Plan):
-    """A compiled treebank: each tree's nodes are its chart's items (``engine.trees``);
+    """A compiled treebank: each tree's nodes are its chart's items (``engine.tree_charts``);
     with ``weights`` tree ``t`` counts ``weights[t]`` times (merged identical trees). The
     chart's plans are kept across iterations (``latent.PlanCache``)."""
 
@@ -186,7 +186,7 @@ class Trees(_Plan):
 
 
 class Strings(_Plan):
-    """Distinct sentences over all their trees (``engine.strings``), each counted
+    """Distinct sentences over all their trees (``engine.string_charts``), each counted
     ``weights[s]`` times; the charts' plans are kept across iterations."""
 
     def __init__(self, grammar: Grammar, charts: StringCharts, weights: np.ndarray, m: int):

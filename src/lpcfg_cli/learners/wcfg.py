@@ -1,7 +1,7 @@
 """Spectral WCFG learners (Bailly, Carreras, Luque & Quattoni 2013).
 
 Both learn the single-symbol model ``X -> X X | terminal`` whose ``n`` latent states are the
-WCFG's states (``wcfg.grammar``), in tensor form (its weights may be negative):
+WCFG's states (``wcfg.algebraic``), in tensor form (its weights may be negative):
 
 - ``wcfg`` (section 3.2), from trees: the trees' brackets only (labels dropped), over their
   part-of-speech tags (``terminals = tags``, the alphabet of the paper's WSJ10 experiment)

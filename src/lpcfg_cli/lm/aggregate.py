@@ -11,7 +11,7 @@ are chains. Parameters: ``r`` ``(V, m)`` (rows sum to one) and ``s`` stored tran
   normalised (with ``prior``, a Dirichlet pseudo-count added to ``r``'s counts: MAP EM, not
   the paper's; ``em_step``). No Python loop over bigrams.
 - Pivot: ``Q = C / N`` is ``sum_h p(h) p(w1 | h) s(w2 | h)``; the section 5.2 algorithm
-  (``learners.anchors``: CCA vectors of the next words, FastAnchorWords, Frank-Wolfe) on
+  (``numerics.anchors``: CCA vectors of the next words, FastAnchorWords, Frank-Wolfe) on
   ``Q^T`` gives ``q(h | w2)`` and ``s(w2 | h) ∝ p(w2) q(h | w2)`` (anchor words of ``s``:
   words that follow words of one state only); then ``r`` by the EM of ``r`` alone with ``s``
   fixed, which is concave (its objective ``sum C log (r s)`` is concave in ``r``), so it

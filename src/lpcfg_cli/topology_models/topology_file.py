@@ -1,5 +1,5 @@
 """Topology-model files: a random-topology parsing model (``families``) with its vocabulary
-and training length distribution, as one ``.npz`` archive (``npzfile``).
+and training length distribution, as one ``.npz`` archive (``files.model_file``).
 
 Entries: ``meta_json`` (UTF-8 JSON: ``format`` ``"lpcfg-topology-model"``,
 ``format_version`` 1, ``family``, ``d``, ``k``, ``vocabulary`` (the token strings in id
