@@ -419,7 +419,7 @@ def test_cli_dep_ies_from_sentences(tmp_path):
 def test_cli_errors_are_one_line(tmp_path):
     (tmp_path / "s.txt").write_text("a b c\nb c a\n")
     parsing = tmp_path / "g.npz"
-    random_lpcfg(n_inter=2, n_pre=2, n_words=5, states=1, seed=1).save(parsing)
+    random_lpcfg(inter=2, pre=2, words=5, states=1, seed=1).save(parsing)
     modelfile.save(tmp_path / "p.npz", _model("pcfg-ie", d=4, k=2))
     s, o = tmp_path / "s.txt", tmp_path / "o.npz"
     cases = [
