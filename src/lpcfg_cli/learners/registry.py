@@ -21,6 +21,7 @@ with max-bracket. The measurements are in the documentation's parsing page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any
 
 from lpcfg_cli.errors import ParameterError
@@ -30,7 +31,7 @@ from lpcfg_cli.learners.ensemble import Ensemble
 from lpcfg_cli.learners.language_models import AggregateLearner, KneserNeyLearner
 from lpcfg_cli.learners.pcfg import PCFGLearner
 from lpcfg_cli.learners.pivot import PivotLearner
-from lpcfg_cli.learners.protocol import LM, PARSING, Learner
+from lpcfg_cli.learners.protocol import LM, PARSING, TOPOLOGY, Learner
 from lpcfg_cli.learners.selection import (
     EarlyStopping,
     GridOptions,
@@ -40,6 +41,8 @@ from lpcfg_cli.learners.selection import (
 from lpcfg_cli.learners.spectral import SpectralLearner
 from lpcfg_cli.learners.splitmerge import SplitMergeLearner
 from lpcfg_cli.learners.statesearch import SearchOptions
+from lpcfg_cli.learners.topology import OPTIONS as UNMIX_OPTIONS
+from lpcfg_cli.learners.topology import UnmixLearner
 from lpcfg_cli.learners.wcfg import WCFGLearner, WCFGUnsupervisedLearner
 from lpcfg_cli.lm.aggregate import OPTIONS as AGGREGATE_OPTIONS
 from lpcfg_cli.lm.kneserney import KNOptions
@@ -199,8 +202,23 @@ LM_METHODS: dict[str, Method] = {
     **{name: Method(name, (_aggregate(name),), LM) for name in AGGREGATE_OPTIONS},
 }
 
+# Topology models by unmixing moments (``lpcfg unmix --model``; Hsu, Kakade & Liang 2012,
+# section 5): pcfg-ie and dep-ies.
+TOPOLOGY_METHODS: dict[str, Method] = {
+    name: Method(
+        name,
+        (Step(UnmixLearner, options=options, make=partial(UnmixLearner, method=name)),),
+        TOPOLOGY,
+    )
+    for name, options in UNMIX_OPTIONS.items()
+}
+
 # Every family's methods (the conformance tests go over all of them).
-FAMILIES: dict[str, dict[str, Method]] = {PARSING: METHODS, LM: LM_METHODS}
+FAMILIES: dict[str, dict[str, Method]] = {
+    PARSING: METHODS,
+    LM: LM_METHODS,
+    TOPOLOGY: TOPOLOGY_METHODS,
+}
 
 
 def _spec(method: str, family: str = PARSING) -> Method:
