@@ -158,7 +158,10 @@ def test_figure2_cells_summarise_lengths():
     cells = {
         (c.model, c.observation): c
         for c in figure2(
-            [2, 3], [2, 3, 4], models=["pcfg-ie", "dep-ie"], observations=["phi12", "phi**"]
+            words=[2, 3],
+            lengths=[2, 3, 4],
+            models=["pcfg-ie", "dep-ie"],
+            observations=["phi12", "phi**"],
         )
     }
     assert cells["pcfg-ie", "phi**"].summary() == "Yes iff L >= 4"
