@@ -446,3 +446,7 @@ class IntSet(click.ParamType):
         if not out or min(out) < self.least:
             self.fail(f"{value!r}: every value must be at least {self.least}")
         return tuple(dict.fromkeys(out))
+
+
+# identifiability's CheckOptions.observation is set by --obs (flag_of renders its errors).
+FLAGS["observation"] = "--obs"
