@@ -104,7 +104,7 @@ def write_synthetic(folder: Path) -> str:
         return SYNTHETIC_SOURCE
     folder.mkdir(parents=True, exist_ok=True)
     grammar = random_lpcfg(
-        n_inter=8, n_pre=8, n_words=200, states=2, rules_per_symbol=5, words_per_tag=40, seed=1
+        inter=8, pre=8, words=200, states=2, rules_per_symbol=5, words_per_tag=40, seed=1
     )
     trees = sample_trees(grammar, 2600, seed=2)
     parts = {"train": trees[:2000], "dev": trees[2000:2300], "test": trees[2300:]}

@@ -230,7 +230,7 @@ def synthetic_treebank(d: Path, n_train: int, n_test: int) -> list[Tree]:
     ``test.txt`` and ``test.mrg`` in ``d`` hold the last ``n_test``; returns the first
     ``n_train``."""
     truth = random_lpcfg(
-        n_inter=5, n_pre=5, n_words=30, states=2, rules_per_symbol=4, words_per_tag=8, seed=3
+        inter=5, pre=5, words=30, states=2, rules_per_symbol=4, words_per_tag=8, seed=3
     )
     trees = sample_trees(truth, n_train + n_test, seed=4)
     test = trees[n_train:]
@@ -248,9 +248,9 @@ def latent_trees(n: int) -> list[Tree]:
     """``n`` trees of a fixed 2-state L-PCFG whose states differ sharply (sparse Dirichlet),
     so that latent states pay off over the PCFG."""
     truth = random_lpcfg(
-        n_inter=4,
-        n_pre=4,
-        n_words=20,
+        inter=4,
+        pre=4,
+        words=20,
         states=2,
         rules_per_symbol=4,
         words_per_tag=6,

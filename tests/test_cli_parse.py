@@ -317,9 +317,9 @@ def latent_bank(tmp_path_factory):
     1000 to train on, 200 held out as gold trees and as sentences."""
     d = tmp_path_factory.mktemp("latent")
     truth = random_lpcfg(
-        n_inter=5,
-        n_pre=5,
-        n_words=30,
+        inter=5,
+        pre=5,
+        words=30,
         states=2,
         rules_per_symbol=4,
         words_per_tag=8,

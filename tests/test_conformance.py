@@ -22,8 +22,11 @@ import lpcfg_cli as lp
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.hyperparams import check, hyper_fields
 from lpcfg_cli.learners.registry import FAMILIES
+from lpcfg_cli.learners.topology import TopologyData
 from lpcfg_cli.lm.perplexity import perplexity
 from lpcfg_cli.model.lpcfg import without_timings
+from lpcfg_cli.topology_models.samples import draw_sentences
+from lpcfg_cli.topology_models.topology_file import TopologyModel, _arrays
 from tests.support import synthetic_treebank
 
 # Small settings that let each method fit the tiny data quickly.
@@ -41,6 +44,8 @@ SMALL = {
     "em_lm": {"states": 2, "iterations": 2},
     "pivot_lm": {"states": 2},
     "pivot+em_lm": {"states": 2, "iterations": 2},
+    "pcfg-ie": {"states": 2, "length_max": 5},
+    "dep-ies": {"length_max": 4},
 }
 CASES = [(family, name) for family, methods in FAMILIES.items() for name in methods]
 
@@ -65,6 +70,10 @@ def fit(family: str, name: str, data, **extra):
     learner = lp.learner(name, family=family, **{**small(family, name), **extra})
     if family == "parsing":
         inputs = lp.prepare([str(data["dir"] / "train.mrg")], lp.binarization(name), rare=0)
+    elif family == "topology":
+        sentences = data["sentences"]
+        short = [s[:2] for s in sentences[:50]] + [s[:3] for s in sentences[50:100]]
+        inputs = TopologyData.from_sentences(short + sentences, learner.options.length_max)
     else:
         inputs = data["sentences"]
     return learner.fit(inputs)
@@ -73,6 +82,8 @@ def fit(family: str, name: str, data, **extra):
 def arrays_of(model) -> dict[str, np.ndarray]:
     if isinstance(model, lp.LPCFG):
         return {k: getattr(model, k) for k in ("states", "binary", "lexical", "root")}
+    if isinstance(model, TopologyModel):
+        return {"length_counts": model.length_counts, **_arrays(model.family, model.params)}
     return model.to_arrays()[0]
 
 
@@ -102,6 +113,10 @@ def test_fits_saves_loads_and_is_usable(family, name, data, tmp_path):
         assert again.meta["decode"] in ("max-bracket", "max-marginal")
         trees = list(lp.parse(again, sentences))
         assert [lp.words(t) for t in trees] == sentences
+    elif family == "topology":
+        assert again.family == name
+        drawn = list(draw_sentences(again, 5, seed=1))
+        assert len(drawn) == 5 and all(set(s) <= set(again.vocab) for s in drawn)
     else:
         assert again.method == name
         assert math.isfinite(perplexity(again, sentences).perplexity)

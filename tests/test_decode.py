@@ -45,7 +45,7 @@ def tree_score(tree, scores, i=0):
 
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_goodman_tree_maximises_summed_marginals(seed):
-    model = random_lpcfg(n_inter=3, n_pre=3, n_words=5, states=2, rules_per_symbol=5, seed=seed)
+    model = random_lpcfg(inter=3, pre=3, words=5, states=2, rules_per_symbol=5, seed=seed)
     g = model.grammar
     sentences = [s for s in short_sentences(model, 20, 5, seed) if len(s) >= 3][:3]
     assert sentences
@@ -152,7 +152,7 @@ def test_auto_decodes_as_the_model_file_says():
     before the record get the rule of their time from their method (max-bracket for EM and
     split-merge, max-marginal for the rest); a product of posteriors (not posteriors
     itself) max-marginal. Every parse of a random grammar succeeds either way."""
-    random = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
+    random = random_lpcfg(inter=4, pre=3, words=6, states=3, rules_per_symbol=5, seed=5)
     em = replace(random, meta={**random.meta, "method": "em"})
     sm = replace(random, meta={**random.meta, "method": "splitmerge"})
     auto = ParserOptions()
@@ -183,7 +183,7 @@ def test_dev_f1_decodes_as_the_learner_fitting_the_model_will(monkeypatch):
 
     monkeypatch.setattr("lpcfg_cli.parsing.dev_f1.parse_sentences", parse)
     dev = DevTrees(paths=(), gold=[], sentences=[], trees=[], scorer=DevF1())
-    model = random_lpcfg(n_inter=2, n_pre=2, n_words=4, states=2, seed=1)
+    model = random_lpcfg(inter=2, pre=2, words=4, states=2, seed=1)
     model = replace(model, meta={})  # a model in the making
     for decode in ("max-bracket", "max-marginal"):
         dev.decoding(decode).f1(model)

@@ -18,9 +18,9 @@ from tests.support import fit_em, latent_tree_prob, rule_tree
 @pytest.fixture(scope="module")
 def truth():
     return random_lpcfg(
-        n_inter=3,
-        n_pre=3,
-        n_words=8,
+        inter=3,
+        pre=3,
+        words=8,
         states=2,
         rules_per_symbol=3,
         words_per_tag=4,

@@ -108,7 +108,7 @@ def test_cached_em_from_strings_equals_uncached(plans: list[int]) -> None:
 
 def test_cached_em_on_trees_equals_uncached(plans: list[int]) -> None:
     truth = random_lpcfg(
-        n_inter=3, n_pre=3, n_words=8, states=2, rules_per_symbol=3, words_per_tag=4, seed=5
+        inter=3, pre=3, words=8, states=2, rules_per_symbol=3, words_per_tag=4, seed=5
     )
     grammar, bank = build_grammar(sample_trees(truth, 300, seed=6), rare=0)
     params = Params.from_model(split_model(train_pcfg(grammar, bank, {}), 3, noise=0.2, seed=2))

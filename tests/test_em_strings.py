@@ -136,7 +136,7 @@ def test_treebank_models_score_strings_through_the_coarse_items(seed):
     """A grammar of several symbols: the chart is the coarse pass's items; the string
     probability is the sum over every tree the grammar has."""
     model = random_lpcfg(
-        n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
+        inter=3, pre=2, words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
     )
     rng = np.random.default_rng(seed)
     g = model.grammar

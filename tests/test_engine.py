@@ -38,7 +38,7 @@ def _zero_blocks(model, rng, states: int):
 def test_packed_tensors_hold_every_nonzero_entry_and_nothing_else():
     """``LatentGrammar`` keeps each rule's entries on the live states of its children pair
     and parent; unpacked, they are the tensors again (single precision: flushed)."""
-    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=4, rules_per_symbol=5, seed=2)
+    model = random_lpcfg(inter=4, pre=3, words=6, states=4, rules_per_symbol=5, seed=2)
     sparse = _zero_blocks(model, np.random.default_rng(2), 4)
     full = sparse.padded_binary()
     for dtype in (np.float64, np.float32):
@@ -52,7 +52,7 @@ def test_packed_tensors_hold_every_nonzero_entry_and_nothing_else():
 @pytest.mark.parametrize("seed,zeros", [(0, False), (1, False), (2, False), (5, True), (6, True)])
 def test_latent_inside_outside_matches_enumeration(seed, zeros):
     model = random_lpcfg(
-        n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
+        inter=3, pre=2, words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
     )
     rng = np.random.default_rng(seed)
     if zeros:  # rule tensors with dead state slices (packed away by the engine)
@@ -84,7 +84,7 @@ def test_latent_inside_outside_matches_enumeration(seed, zeros):
 @pytest.mark.parametrize("seed", [3, 4])
 def test_coarse_pass_matches_enumeration(seed):
     model = random_lpcfg(
-        n_inter=3, n_pre=3, n_words=5, states=1, rules_per_symbol=5, words_per_tag=3, seed=seed
+        inter=3, pre=3, words=5, states=1, rules_per_symbol=5, words_per_tag=3, seed=seed
     )
     g = model.grammar
     sentences = short_sentences(model, 5, 4, seed)
@@ -111,7 +111,7 @@ def test_coarse_pass_matches_enumeration(seed):
 
 def test_single_precision_marginals_agree_with_double():
     """The latent pass may run in float32; it must agree with float64."""
-    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=7)
+    model = random_lpcfg(inter=4, pre=3, words=6, states=3, rules_per_symbol=5, seed=7)
     sentences = short_sentences(model, 6, 12, seed=7)
     _, exact = run_latent(model, sentences)
     _, single = run_latent(model, sentences, dtype=np.float32)
@@ -124,7 +124,7 @@ def test_split_model_is_a_proper_latent_model_with_the_same_sentence_probabiliti
     no noise every sentence probability equals the PCFG's."""
     from lpcfg_cli.learners.split import split_model
 
-    pcfg = random_lpcfg(n_inter=3, n_pre=3, n_words=6, states=1, rules_per_symbol=4, seed=5)
+    pcfg = random_lpcfg(inter=3, pre=3, words=6, states=1, rules_per_symbol=4, seed=5)
     noisy = split_model(pcfg, 3, noise=0.05, seed=1)
     assert noisy.check_probabilistic() < 1e-12
     assert not np.allclose(noisy.binary_tensor(0)[0], noisy.binary_tensor(0)[1])
@@ -140,7 +140,7 @@ def test_sentence_probability_equals_sum_over_sampled_trees():
     sampled trees' probabilities add up to the chart's sentence probability."""
 
     model = random_lpcfg(
-        n_inter=2, n_pre=2, n_words=3, states=2, rules_per_symbol=3, words_per_tag=2, seed=21
+        inter=2, pre=2, words=3, states=2, rules_per_symbol=3, words_per_tag=2, seed=21
     )
     g = model.grammar
     trees = sample_trees(model, 20000, seed=22)
@@ -163,7 +163,7 @@ def test_pruned_chart_matches_enumeration_over_the_allowed_trees(seed):
     sums exactly the trees whose every item is allowed; a pair of children whose rules
     have no parent item left is skipped, one whose rules have only some is applied to those."""
     model = random_lpcfg(
-        n_inter=4, n_pre=2, n_words=4, states=2, rules_per_symbol=6, words_per_tag=3, seed=seed
+        inter=4, pre=2, words=4, states=2, rules_per_symbol=6, words_per_tag=3, seed=seed
     )
     g = model.grammar
     rng = np.random.default_rng(seed)
@@ -207,7 +207,7 @@ def _full_chart(model, sentences):
 
 def _phase_model(seed):
     model = random_lpcfg(
-        n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
+        inter=3, pre=2, words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
     )
     sentences = [s for s in short_sentences(model, 5, 4, seed) if len(s) >= 2]
     assert len(sentences) >= 3

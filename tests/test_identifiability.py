@@ -12,8 +12,10 @@ from math import comb
 import numpy as np
 import pytest
 
+from lpcfg_cli.cli.options import flag_of
+from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.topology_models import families, moments
-from lpcfg_cli.topology_models.identifiability import check, figure2
+from lpcfg_cli.topology_models.identifiability import CheckOptions, check, figure2
 from lpcfg_cli.topology_models.jacobian import jacobian, moment_rows, numerical_rank
 from lpcfg_cli.topology_models.observations import blocks, eta_vector
 from tests.support import invoke
@@ -158,7 +160,10 @@ def test_figure2_cells_summarise_lengths():
     cells = {
         (c.model, c.observation): c
         for c in figure2(
-            [2, 3], [2, 3, 4], models=["pcfg-ie", "dep-ie"], observations=["phi12", "phi**"]
+            words=[2, 3],
+            lengths=[2, 3, 4],
+            models=["pcfg-ie", "dep-ie"],
+            observations=["phi12", "phi**"],
         )
     }
     assert cells["pcfg-ie", "phi**"].summary() == "Yes iff L >= 4"
@@ -255,3 +260,50 @@ def test_cli_errors(args, message):
     assert r.exit_code == 2
     assert r.stderr.startswith("lpcfg: error:") and message in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "library", "flagged"),
+    [
+        (
+            lambda: check("pcfg", "phi12", 3, 3),
+            "model pcfg needs states",
+            "--model pcfg needs --states",
+        ),
+        (
+            lambda: check("pcfg-ie", "phi12", 3, 3, 1),
+            "states must be at least 2 for pcfg-ie, not 1",
+            "--states must be at least 2",
+        ),
+        (lambda: check("dep-i", "phi12", 3, 1), "words must be at least 2, not 1", "--words must"),
+        (
+            lambda: check("dep-i", "phi12", 0, 3),
+            "length must be at least 1, not 0",
+            "--length must",
+        ),
+        (
+            lambda: eta_vector("e2", 3, np.random.default_rng(0)),
+            "eta must be e1 or random, not 'e2'",
+            "--eta must",
+        ),
+        (
+            lambda: CheckOptions(model="dep-i", words=3),
+            "a check needs observation, length",
+            "a check needs --obs, --length",
+        ),
+    ],
+)
+def test_library_errors_name_parameters_the_command_line_its_flags(call, library, flagged):
+    """The library's errors name its parameters (no flag); the command line writes each
+    as the flag that sets it (``cli.options.flag_of``)."""
+    with pytest.raises(ParameterError) as caught:
+        call()
+    assert str(caught.value).startswith(library) and "--" not in str(caught.value)
+    assert caught.value.render(flag_of).startswith(flagged)
+
+
+def test_the_command_line_error_line_has_the_flag():
+    r = invoke(
+        "identifiability", "--model", "pcfg", "--obs", "phi12", "--length", "3", "--words", "3"
+    )
+    assert r.stderr == "lpcfg: error: --model pcfg needs --states\n"

@@ -66,7 +66,7 @@ def _chart(model, sentences):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_rule_posteriors_and_max_rule_trees_match_enumeration(seed, variational):
     model = random_lpcfg(
-        n_inter=3, n_pre=2, n_words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
+        inter=3, pre=2, words=4, states=2, rules_per_symbol=4, words_per_tag=3, seed=seed
     )
     g = model.grammar
     n = g.n_symbols
@@ -156,14 +156,14 @@ def test_parser_decodes_max_rule_trees_for_single_models_ensembles_and_pcfgs(dec
     """A bundle of a model with itself decodes as the model alone (the product of equal
     posteriors is the same posterior); a PCFG (one state per symbol) gets its rule
     posteriors from a latent pass; every sentence with a parse gets a tree."""
-    model = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=3, rules_per_symbol=5, seed=5)
+    model = random_lpcfg(inter=4, pre=3, words=6, states=3, rules_per_symbol=5, seed=5)
     sentences = short_sentences(model, 12, 8, seed=5)
     opts = ParserOptions(decode=decode, prune=0.0)
     alone = Parser(model, opts).parse(sentences)
     assert all(r.fallback is None for r in alone)
     twice = Parser(model.bundle(model), opts).parse(sentences)
     assert [str(r.tree) for r in twice] == [str(r.tree) for r in alone]
-    pcfg = random_lpcfg(n_inter=4, n_pre=3, n_words=6, states=1, rules_per_symbol=5, seed=5)
+    pcfg = random_lpcfg(inter=4, pre=3, words=6, states=1, rules_per_symbol=5, seed=5)
     results = Parser(pcfg, opts).parse(short_sentences(pcfg, 12, 8, seed=5))
     assert all(r.fallback is None and r.tree is not None for r in results)
 

@@ -16,7 +16,7 @@ from lpcfg_cli.model.sampling import random_lpcfg
 
 @pytest.fixture
 def saved(tmp_path):
-    model = random_lpcfg(states=3, seed=9)
+    model = random_lpcfg(inter=4, pre=4, words=12, states=3, seed=9)
     model.meta["history"] = [{"iteration": 1, "train_loglik": -1.5}]
     path = tmp_path / "m.npz"
     model.save(path)
@@ -84,7 +84,7 @@ def test_foreign_and_pickled_files_are_refused(tmp_path):
 def test_large_arrays_are_mapped_copy_on_write(tmp_path):
     """Entries of 64 KiB and more are memory-mapped, not read: the loaded arrays equal the
     saved ones, stay writable, and writing to them leaves the file as it was."""
-    model = random_lpcfg(states=16, seed=3)
+    model = random_lpcfg(inter=4, pre=4, words=12, states=16, seed=3)
     path = tmp_path / "big.npz"
     model.save(path)
     assert model.binary.nbytes >= 1 << 16
@@ -98,7 +98,7 @@ def test_large_arrays_are_mapped_copy_on_write(tmp_path):
 
 
 def test_a_mapped_entry_shorter_than_its_header_is_refused(tmp_path):
-    model = random_lpcfg(states=16, seed=3)
+    model = random_lpcfg(inter=4, pre=4, words=12, states=16, seed=3)
     path = tmp_path / "big.npz"
     model.save(path)
     with np.load(path, allow_pickle=False) as data:

@@ -13,7 +13,7 @@ from tests.support import fit_em
 
 def model_and_sentences():
     truth = random_lpcfg(
-        n_inter=4, n_pre=4, n_words=20, states=2, rules_per_symbol=4, words_per_tag=6, seed=9
+        inter=4, pre=4, words=20, states=2, rules_per_symbol=4, words_per_tag=6, seed=9
     )
     trees = sample_trees(truth, 300, seed=10)
     grammar, bank = build_grammar(trees[:250])

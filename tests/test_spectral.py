@@ -82,7 +82,7 @@ def test_features_of_a_small_tree():
 
 
 def test_feature_scaling_favours_rare_features():
-    truth = random_lpcfg(seed=5)
+    truth = random_lpcfg(inter=4, pre=4, words=12, seed=5)
     trees = sample_trees(truth, 200, seed=6)
     grammar, bank = build_grammar(trees, rare=0)
     feats = node_features(grammar, bank, trees)

@@ -37,9 +37,7 @@ def to_tensor_form(model: LPCFG, seed: int) -> LPCFG:
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), states=st.integers(1, 3))
 def test_marginals_invariant_under_linear_transforms(seed, states):
-    model = random_lpcfg(
-        n_inter=3, n_pre=3, n_words=6, states=states, rules_per_symbol=4, seed=seed
-    )
+    model = random_lpcfg(inter=3, pre=3, words=6, states=states, rules_per_symbol=4, seed=seed)
     sentences = short_sentences(model, 4, 8, seed)
     assert sentences  # nothing to compare would pass vacuously
     tensor = to_tensor_form(model, seed + 1)

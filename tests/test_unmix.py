@@ -10,7 +10,10 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
+from lpcfg_cli.learners.protocol import Progress
+from lpcfg_cli.learners.registry import learner
+from lpcfg_cli.learners.topology import PCFGIEOptions, TopologyData, UnmixLearner
 from lpcfg_cli.model.sampling import random_lpcfg
 from lpcfg_cli.topology_models import families as fam
 from lpcfg_cli.topology_models import mixing as mx
@@ -176,6 +179,88 @@ def test_pcfg_ie_from_exact_moments(seed):
     assert um.pcfg_ie_errors(three, p)["max"] < 1e-8
     assert um.pcfg_ie_errors(six, p)["max"] < 1e-8
     assert np.abs(three.o - six.o).max() < 1e-9
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_the_unmix_learner_recovers_a_model_from_its_exact_moments(seed):
+    """The learner of `lpcfg unmix` (pcfg-ie from the registry, dep-ies built directly) on
+    a model's exact moments gives the model back, as unmix_pcfg_ie and unmix_dep_ies do;
+    it reports what it checked and records how the model was learned."""
+    rng = np.random.default_rng(seed)
+    p = fam.random_params("pcfg-ie", 5, 3, rng)
+    truth = modelfile.TopologyModel("pcfg-ie", p, list("abcde"), np.array([0, 1, 1, 1]))
+    lines: list[str] = []
+    pcfg_ie = learner("pcfg-ie", family="topology", length_max=4, seed=seed)
+    assert isinstance(pcfg_ie, UnmixLearner) and pcfg_ie.options.states is None
+    model = pcfg_ie.fit(TopologyData.exact(truth, "pcfg-ie", 4), progress=Progress(lines.append))
+    assert model.family == "pcfg-ie" and model.vocab == list("abcde")
+    assert um.pcfg_ie_errors(model.params, p)["max"] < 1e-8
+    assert model.meta == {
+        "learner": "unmix",
+        "length_max": 4,
+        "seed": seed,
+        "exact_moments": None,
+        "states": 3,
+        "taus": 16,
+    }
+    assert lines[0] == "d = 5 word types, k = 3 states" and "residual" in lines[1]
+    q = fam.random_params("dep-ies", 4, None, rng)
+    truth = modelfile.TopologyModel("dep-ies", q, list("wxyz"), np.array([0, 1, 1, 1]))
+    dep_ies = UnmixLearner(None, "dep-ies")
+    model = dep_ies.fit(TopologyData.exact(truth, "dep-ies", 10))
+    assert um.dep_ies_errors(model.params, q)["max"] < 1e-8
+
+
+def test_the_unmix_learner_on_sentences_is_the_command_line_recipe():
+    """Sentences through TopologyData.from_sentences (empty and long ones skipped and
+    counted) and the learner: the same model as unmix_pcfg_ie with tau drawn from the seed."""
+    p = um.separated_pcfg_ie(5, 3, np.random.default_rng(31), 0.9)
+    data = se.sample_by_length(p, {3: 3000, 4: 1000}, np.random.default_rng(4))
+    words = [f"w{i}" for i in range(5)]
+    sentences = [[words[i] for i in row] for n in (3, 4) for row in data[n]]
+    sentences += [[], ["w0"] * 9]
+    got = TopologyData.from_sentences(sentences, 4)
+    assert got.summary == {
+        "sentences": 4000,
+        "empty": 1,
+        "too_long": 1,
+        "per_length": {3: 3000, 4: 1000},
+    }
+    model = UnmixLearner(PCFGIEOptions(length_max=4, states=3, seed=7), "pcfg-ie").fit(got)
+    ids = {w: i for i, w in enumerate(got.vocab)}
+    recoded = {n: np.vectorize(lambda i: ids[words[i]])(data[n]) for n in (3, 4)}
+    tau = np.random.default_rng(7).uniform(size=(16, 5))
+    direct = um.unmix_pcfg_ie(recoded, 5, 3, 4, tau)
+    assert np.allclose(model.params.o, direct.o) and np.allclose(model.params.t1, direct.t1)
+    assert model.meta["sentences"] == {"3": 3000, "4": 1000}
+    assert model.length_counts.tolist() == [0, 0, 0, 3000, 1000]
+
+
+def test_unmix_errors_name_parameters_and_the_command_line_names_flags(tmp_path):
+    """The learner's errors name its parameters (no flag in str()); `lpcfg unmix` writes
+    them as its flags, and refuses options dep-ies cannot use."""
+    (tmp_path / "s.txt").write_text("a b c\nb c a\n")
+    text, out = tmp_path / "s.txt", tmp_path / "o.npz"
+    sentences = TopologyData.from_sentences([["a", "b", "c"], ["b", "c", "a"]], 10)
+    pcfg_ie = learner("pcfg-ie", family="topology", states=4)
+    with pytest.raises(ParameterError) as caught:
+        pcfg_ie.fit(sentences)
+    assert str(caught.value) == (
+        "pcfg-ie needs at least as many word types as states: d = 3 < k = 4 (lower states)"
+    )
+    with pytest.raises(ParameterError) as caught:
+        learner("pcfg-ie", family="topology").check_data(exact=False)
+    assert "--" not in str(caught.value) and "needs states" in str(caught.value)
+    with pytest.raises(ParameterError, match="not length_max 3"):
+        learner("dep-ies", family="topology", length_max=3).fit(sentences)
+    res = invoke("unmix", "--model", "pcfg-ie", "--states", "4", text, "-o", out)
+    _one_error(res, "d = 3 < k = 4 (lower --states)")
+    res = invoke("unmix", "--model", "pcfg-ie", text, "-o", out)
+    _one_error(res, "pcfg-ie needs --states to learn from sentences")
+    for option in ("--states", "--taus"):
+        res = invoke("unmix", "--model", "dep-ies", option, "2", text, "-o", out)
+        _one_error(res, f"{option} has no effect with --model dep-ies")
+    assert not out.exists()
 
 
 def test_pcfg_ie_needs_length_3_and_enough_words():
@@ -419,7 +504,7 @@ def test_cli_dep_ies_from_sentences(tmp_path):
 def test_cli_errors_are_one_line(tmp_path):
     (tmp_path / "s.txt").write_text("a b c\nb c a\n")
     parsing = tmp_path / "g.npz"
-    random_lpcfg(n_inter=2, n_pre=2, n_words=5, states=1, seed=1).save(parsing)
+    random_lpcfg(inter=2, pre=2, words=5, states=1, seed=1).save(parsing)
     modelfile.save(tmp_path / "p.npz", _model("pcfg-ie", d=4, k=2))
     s, o = tmp_path / "s.txt", tmp_path / "o.npz"
     cases = [

@@ -11,7 +11,10 @@ keep their defaults from the command line and can be set from Python.
 Value kinds follow the default: ``bool`` (a ``--x/--no-x`` flag), ``int``, ``float``,
 ``str`` with ``choices``, ``tuple[str, ...]`` (comma-separated on the command line),
 ``tuple[int, ...]`` (a comma-separated grid) and ``dict[str, int]`` (a repeatable
-``KEY=VALUE`` option).
+``KEY=VALUE`` option). ``Spec.kind`` says what the default cannot: ``int`` or ``float`` for
+a default of None, ``switch`` for a ``bool`` that is only switched on (``--latent``, no
+``--no-latent``), ``intset`` for a whole number given as a set on the command line (``N``,
+``A-B`` or ``A,B,...``; the command takes a tuple and checks its size).
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ class Spec:
     max: float | None = None
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
-    kind: str | None = None  # "int" or "float" where the default (None) does not tell
-    flag: str | None = None  # the option's name where it differs from the field's
+    kind: str | None = None  # "int", "float", "switch", "intset": see the module docstring
+    flag: str | None = None  # the option's name where it differs from the field's, or "-n"
+    exclusive: bool = False  # min and max themselves are out of range
 
 
 def hyper(default: Any, help: str, **spec: Any) -> Any:
@@ -89,6 +93,19 @@ def _check_one(name: str, spec: Spec, value: Any) -> None:
         return
     if not math.isfinite(value):
         raise ParameterError(field + " must be a finite number, not {value}", value=repr(value))
+    if spec.exclusive:
+        if spec.min is not None and value <= spec.min:
+            raise ParameterError(
+                field + " must be greater than {low}, not {value}",
+                low=f"{spec.min:g}",
+                value=repr(value),
+            )
+        if spec.max is not None and value >= spec.max:
+            raise ParameterError(
+                field + " must be less than {high}, not {value}",
+                high=f"{spec.max:g}",
+                value=repr(value),
+            )
     if spec.min is not None and value < spec.min:
         raise ParameterError(
             field + " must be at least {low}, not {value}", low=f"{spec.min:g}", value=repr(value)

@@ -1,24 +1,36 @@
-"""`lpcfg evaluate`: EVALB (COLLINS.prm) figures, identical to the original, plus strict F1."""
+"""`lpcfg evaluate`: EVALB (COLLINS.prm) figures, identical to the original, plus strict F1.
+
+The options come from the library's dataclasses, with its defaults: ``evalb.params.
+EvaluateOptions`` (--cutoff, --param), ``evalb.report.ReportOptions`` (--per-sentence,
+--labels) and ``evalb.compare.CompareOptions`` (--samples, --seed, with --against)."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from json import dumps
+from typing import Any
 
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import encoding_option, input_path, output_option
+from lpcfg_cli.cli.options import encoding_option, given, hyper_options, input_path, output_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
 from lpcfg_cli.evalb import (
-    PARAMS,
     EvalbParams,
     EvalResult,
     convention_warning,
     evaluate_lines,
     format_report,
 )
-from lpcfg_cli.evalb.compare import compare, format_comparison
+from lpcfg_cli.evalb.compare import CompareOptions, compare, format_comparison
+from lpcfg_cli.evalb.params import EvaluateOptions
+from lpcfg_cli.evalb.report import ReportOptions
 from lpcfg_cli.files.streams import atomic_output, read_text
+
+
+def _options(cls: type, values: dict[str, Any]) -> Any:
+    """An options object of ``cls`` from the command's values of its fields."""
+    return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
 
 def _lines(path: str, encoding: str) -> list[str]:
@@ -53,21 +65,8 @@ def _score(
 @click.argument("gold", type=input_path(allow_dash=True))
 @click.argument("test", type=input_path(allow_dash=True))
 @output_option("report")
-@click.option(
-    "--cutoff",
-    type=click.IntRange(min=0),
-    default=40,
-    show_default=True,
-    help="Length cut-off of the second summary block (gold words except -NONE-).",
-)
-@click.option(
-    "--per-sentence",
-    is_flag=True,
-    help="EVALB's per-sentence table (and its totals line) before the summary.",
-)
-@click.option(
-    "--labels", is_flag=True, help="Per-label recall/precision/F1 table after the summary."
-)
+@hyper_options([("evaluate", EvaluateOptions, {})])
+@hyper_options([("report", ReportOptions, {})])
 @click.option(
     "--json",
     is_flag=True,
@@ -82,15 +81,6 @@ def _score(
     "error, or the files' line counts differ.",
 )
 @click.option(
-    "--param",
-    type=click.Choice(sorted(PARAMS)),
-    default="collins",
-    show_default=True,
-    help="collins: COLLINS.prm. none: delete only TOP (-NONE- and punctuation words "
-    "then count, so gold traces make length mismatches), no ADVP=PRT, no error limit; "
-    "label cutting at '-'/'=' and the skip/error rules stay.",
-)
-@click.option(
     "--against",
     type=input_path(allow_dash=True),
     default=None,
@@ -99,33 +89,19 @@ def _score(
     "difference of the strict F-measures: paired bootstrap interval and approximate "
     "randomization p-value, printed after the report (JSON: 'comparison').",
 )
-@click.option(
-    "--samples",
-    type=click.IntRange(min=1),
-    default=None,
-    help="With --against: resamples of each test.  [default: 10000]",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help="With --against: seed of the resampling.  [default: 0]",
-)
+@hyper_options([("compare", CompareOptions, {})])
 @encoding_option
+@click.pass_context
 def command(
+    ctx: click.Context,
     gold: str,
     test: str,
     output: str,
-    cutoff: int,
-    per_sentence: bool,
-    labels: bool,
     json: bool,
     strict: bool,
-    param: str,
     against: str | None,
-    samples: int | None,
-    seed: int | None,
     encoding: str,
+    **values: Any,
 ) -> None:
     """Score TEST trees against GOLD trees (one tree per line) exactly as EVALB does.
 
@@ -161,9 +137,11 @@ def command(
         raise click.UsageError("GOLD and TEST cannot both be '-' (stdin)")
     if against == "-" and "-" in (gold, test):
         raise click.UsageError("--against cannot be '-' (stdin) when GOLD or TEST is")
-    if against is None and (samples is not None or seed is not None):
+    if against is None and any(given(ctx, name) is not None for name in ("samples", "seed")):
         raise click.UsageError("--samples and --seed need --against")
-    params = PARAMS[param]
+    scoring: EvaluateOptions = _options(EvaluateOptions, values)
+    shown: ReportOptions = _options(ReportOptions, values)
+    params, cutoff = scoring.params, scoring.cutoff
     gold_lines, test_lines = _lines(gold, encoding), _lines(test, encoding)
     result = _score(gold_lines, test_lines, params, cutoff)
     other = (
@@ -171,15 +149,16 @@ def command(
     )
     comparison = None
     if other is not None and not (result.aborted or other.aborted):
-        comparison = compare(result, other, 10_000 if samples is None else samples, seed or 0)
+        comparison = compare(result, other, _options(CompareOptions, values))
+    extras = {"per_sentence": shown.per_sentence, "labels": shown.labels}
     with atomic_output(output, encoding=encoding) as fh:
         if json and not result.aborted:
-            out = result.to_dict(per_sentence=per_sentence, labels=labels)
+            out = result.to_dict(**extras)
             if comparison is not None:
                 out["comparison"] = {"test": test, "against": against, **comparison.to_dict()}
             fh.write(dumps(out, indent=2) + "\n")
         elif not json:
-            fh.write(format_report(result, per_sentence=per_sentence, labels=labels))
+            fh.write(format_report(result, **extras))
             if comparison is not None:
                 assert against is not None
                 fh.write(format_comparison(comparison, test, against))

@@ -1,61 +1,46 @@
-"""`lpcfg identifiability`: CHECKIDENTIFIABILITY of Hsu, Kakade & Liang (2012), section 4."""
+"""`lpcfg identifiability`: CHECKIDENTIFIABILITY of Hsu, Kakade & Liang (2012), section 4.
+
+The options come from the library's ``CheckOptions`` (``topology_models.identifiability``;
+``--length`` and ``--words`` take sets of numbers, for ``--table``); ``--table``'s grid
+defaults to ``Figure2Options``'."""
 
 from __future__ import annotations
 
 import json as jsonlib
+from typing import Any
 
 import click
 
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import (
+    hyper_options,
     output_option,
     progress_bar,
     progress_option,
     report,
-    seed_option,
     unused,
 )
-from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output, check_output
-from lpcfg_cli.topology_models.families import FAMILIES
+from lpcfg_cli.topology_models.families import DEPENDENCY
 from lpcfg_cli.topology_models.identifiability import (
     FIGURE_COLUMNS,
+    CheckOptions,
+    Figure2Options,
     Verdict,
-    check,
+    check_identifiability,
     figure2,
     figure2_markdown,
     planned_checks,
 )
-from lpcfg_cli.topology_models.jacobian import TOLERANCE
-from lpcfg_cli.topology_models.observations import OBSERVATIONS
 
-# The --table grid when --words / --length are not given: every cell of Figure 2 over the
-# sizes that run in about two minutes here (the paper: d in 2..8, k in 2..d, L in 2..9).
-TABLE_WORDS = (2, 3, 4)
-TABLE_LENGTHS = (2, 3, 4, 5, 6)
+GRID = Figure2Options()  # --table's grid when --words / --length are not given
 
 
-class IntSet(click.ParamType):
-    """A whole number, a range ``2-8`` or a list ``2,3,5`` (ranges allowed in lists)."""
-
-    name = "N|A-B|A,B,..."
-
-    def convert(self, value, param, ctx):  # type: ignore[override]
-        if isinstance(value, tuple):
-            return value
-        out: list[int] = []
-        try:
-            for part in str(value).split(","):
-                lo, sep, hi = part.strip().partition("-")
-                first, last = int(lo), int(hi) if sep else int(lo)
-                if last < first:
-                    raise ValueError
-                out.extend(range(first, last + 1))
-        except ValueError:
-            self.fail(f"{value!r} is not a whole number, a range A-B or a list A,B,...")
-        if not out or min(out) < 1:
-            self.fail(f"{value!r}: every value must be at least 1")
-        return tuple(dict.fromkeys(out))
+def _span(values: tuple[int, ...]) -> str:
+    """``2-4`` for consecutive values, ``2,3,5`` otherwise."""
+    if list(values) == list(range(values[0], values[-1] + 1)):
+        return f"{values[0]}-{values[-1]}"
+    return ",".join(map(str, values))
 
 
 def _one(values: tuple[int, ...] | None, option: str) -> int | None:
@@ -87,60 +72,25 @@ def _describe(v: Verdict) -> str:
 
 @click.command(name="identifiability")
 @config_option
-@click.option("--model", "model", type=click.Choice(FAMILIES), help="The model family (section 3).")
-@click.option(
-    "--obs",
-    "observation",
-    type=click.Choice(tuple(OBSERVATIONS)),
-    help="The observation function (section 4.1; quote phi** and phi*** in the shell): "
-    + "; ".join(f"{k} = {v[0]}" for k, v in OBSERVATIONS.items())
-    + ".",
-)
-@click.option(
-    "--length", "lengths", type=IntSet(), help="Sentence length L (with --table: a range or list)."
-)
-@click.option(
-    "--words", "words", type=IntSet(), help="Word types d (with --table: a range or list)."
-)
-@click.option("--states", type=click.IntRange(min=2), help="Latent states k (constituency models).")
-@click.option(
-    "--eta",
-    type=click.Choice(("e1", "random")),
-    default="e1",
-    show_default=True,
-    help="The slicing vector of the eta observations (the paper's Figure 2 uses e1).",
-)
-@click.option(
-    "--tolerance",
-    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
-    default=TOLERANCE,
-    show_default=True,
-    help="Singular values below this fraction of the largest count as zero.",
-)
-@seed_option
+@hyper_options([("check", CheckOptions, {})])
 @click.option("--json", "as_json", is_flag=True, help="Write the verdict (or the table) as JSON.")
 @click.option(
     "--table",
     is_flag=True,
-    help="Reproduce the paper's Figure 2 over --words (default 2-4), k in 2..d and --length "
-    "(default 2-6), beside the paper's verdicts.",
+    help=f"Reproduce the paper's Figure 2 over --words (default {_span(GRID.words)}), k in "
+    f"2..d and --length (default {_span(GRID.lengths)}), beside the paper's verdicts.",
 )
 @output_option("verdict")
 @progress_option
 @click.pass_context
 def command(
     ctx: click.Context,
-    model: str | None,
-    observation: str | None,
-    lengths: tuple[int, ...] | None,
+    length: tuple[int, ...] | None,
     words: tuple[int, ...] | None,
-    states: int | None,
-    eta: str,
-    tolerance: float,
-    seed: int,
     as_json: bool,
     table: bool,
     output: str,
+    **values: Any,
 ) -> None:
     """Is a parsing model identifiable from the moments of an observation function?
 
@@ -160,79 +110,62 @@ def command(
     if table:
         for name in ("model", "observation", "states", "eta"):
             unused(ctx, name, "with --table (it runs every model and observation, eta = e1)")
-        grid_words = words or TABLE_WORDS
-        grid_lengths = lengths or TABLE_LENGTHS
-        if min(grid_words) < 2:
-            raise LpcfgError("--words must be at least 2")
-        bar = progress_bar(
-            desc="checks", unit="check", total=planned_checks(grid_words, grid_lengths)
+        grid = Figure2Options(
+            words=words or GRID.words,
+            lengths=length or GRID.lengths,
+            seed=values["seed"],
+            tolerance=values["tolerance"],
         )
-        cells = figure2(
-            grid_words,
-            grid_lengths,
-            seed=seed,
-            tolerance=tolerance,
-            progress=lambda v: bar.update(),
-        )
-        bar.close()
-        with atomic_output(output) as fh:
-            if as_json:
-                rows = [
-                    {
-                        "model": c.model,
-                        "observation": c.observation,
-                        "ours": c.summary(),
-                        "identifiable_at": {str(n): y for n, y in c.yes.items()},
-                        "uncertain": c.uncertain,
-                    }
-                    for c in cells
-                ]
-                fh.write(
-                    jsonlib.dumps(
-                        {
-                            "words": list(grid_words),
-                            "lengths": list(grid_lengths),
-                            "columns": list(FIGURE_COLUMNS),
-                            "cells": rows,
-                        }
-                    )
-                    + "\n"
-                )
-            else:
-                fh.write(figure2_markdown(cells, sorted(grid_words), sorted(grid_lengths)))
+        _table(grid, as_json, output)
         return
     missing = [
-        opt
-        for opt, val in (
-            ("--model", model),
-            ("--obs", observation),
-            ("--length", lengths),
-            ("--words", words),
+        flag
+        for flag, name, value in (
+            ("--model", "model", values["model"]),
+            ("--obs", "observation", values["observation"]),
+            ("--length", "length", length),
+            ("--words", "words", words),
         )
-        if val is None
+        if value is None
     ]
     if missing:
         raise click.UsageError(f"give {', '.join(missing)} (or --table)", ctx)
-    assert model is not None and observation is not None
-    if model.startswith("dep") and states is not None:
-        raise click.UsageError(
-            f"--states has no effect with --model {model}: its states are the words", ctx
-        )
-    if not model.startswith("dep") and states is None:
-        raise click.UsageError(f"--model {model} needs --states", ctx)
-    verdict = check(
-        model,
-        observation,
-        _one(lengths, "--length"),
-        _one(words, "--words"),
-        states,
-        seed=seed,
-        eta=eta,
-        tolerance=tolerance,
-    )
+    if values["model"] in DEPENDENCY:
+        unused(ctx, "states", f"with --model {values['model']} (its states are the words)")
+        values["states"] = None
+    options = CheckOptions(length=_one(length, "--length"), words=_one(words, "--words"), **values)
+    verdict = check_identifiability(options)
     with atomic_output(output) as fh:
         if as_json:
             fh.write(jsonlib.dumps(verdict.to_dict()) + "\n")
         else:
             fh.write(_describe(verdict) + "\n")
     report(f"checked in {verdict.seconds:.2f} s")
+
+
+def _table(grid: Figure2Options, as_json: bool, output: str) -> None:
+    """Run ``figure2`` over ``grid`` with a progress bar; write it as markdown or JSON."""
+    bar = progress_bar(desc="checks", unit="check", total=planned_checks(grid.words, grid.lengths))
+    cells = figure2(grid, progress=lambda v: bar.update())
+    bar.close()
+    with atomic_output(output) as fh:
+        if as_json:
+            rows = [
+                {
+                    "model": c.model,
+                    "observation": c.observation,
+                    "ours": c.summary(),
+                    "identifiable_at": {str(n): y for n, y in c.yes.items()},
+                    "uncertain": c.uncertain,
+                }
+                for c in cells
+            ]
+            table = {
+                "words": list(grid.words),
+                "lengths": list(grid.lengths),
+                "columns": list(FIGURE_COLUMNS),
+                "cells": rows,
+            }
+            fh.write(jsonlib.dumps(table) + "\n")
+        else:
+            fh.write(figure2_markdown(cells, list(grid.words), list(grid.lengths)))

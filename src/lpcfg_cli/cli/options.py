@@ -204,11 +204,14 @@ def hyper_options(owners: Sequence[tuple[str, type, dict[str, Any]]]) -> Callabl
 
 def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[Any], Any]:
     _, default, spec = found[0]
-    flag = "--" + (spec.flag or name).replace("_", "-")
+    flag = spec.flag or name
+    flag = flag if flag.startswith("-") else "--" + flag.replace("_", "-")  # "-n" as it is
     defaults = [_plain(d) for _, d, _ in found]
     agreed = all(d == defaults[0] for d in defaults)
     help_text = spec.help
     kwargs: dict[str, Any] = {"help": help_text}
+    if isinstance(default, bool) and spec.kind == "switch":
+        return click.option(flag, name, is_flag=True, help=help_text)
     if isinstance(default, bool):
         return click.option(
             f"{flag}/--no-{flag[2:]}", name, default=default, show_default=True, help=help_text
@@ -227,10 +230,13 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
         )
     elif spec.choices:
         kwargs["type"] = click.Choice(spec.choices)
+    elif spec.kind == "intset":
+        kwargs["type"] = IntSet(1 if spec.min is None else int(spec.min))
     elif isinstance(default, int) or spec.kind == "int":
         kwargs["type"] = click.IntRange(min=spec.min, max=spec.max)
     else:
-        kwargs["type"] = FiniteFloat(min=spec.min, max=spec.max)
+        open_ = spec.exclusive
+        kwargs["type"] = FiniteFloat(min=spec.min, max=spec.max, min_open=open_, max_open=open_)
     if agreed:
         shown = defaults[0]
         kwargs["default"] = ",".join(map(str, shown)) if isinstance(shown, tuple) else shown
@@ -412,3 +418,35 @@ def unused(ctx: click.Context, name: str, why: str, *, refuse: bool = True) -> N
         raise click.UsageError(f"{flag} has no effect {why}: drop {flag}", ctx)
     else:
         warn(f"{flag} has no effect {why}: ignored")
+
+
+class IntSet(click.ParamType):
+    """A whole number, a range ``2-8`` or a list ``2,3,5`` (ranges allowed in lists), each
+    at least ``least``: a tuple without repeats (a ``hyperparams`` field of kind
+    ``intset``)."""
+
+    name = "N|A-B|A,B,..."
+
+    def __init__(self, least: int = 1) -> None:
+        self.least = least
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        if isinstance(value, tuple):
+            return value
+        out: list[int] = []
+        try:
+            for part in str(value).split(","):
+                lo, sep, hi = part.strip().partition("-")
+                first, last = int(lo), int(hi) if sep else int(lo)
+                if last < first:
+                    raise ValueError
+                out.extend(range(first, last + 1))
+        except ValueError:
+            self.fail(f"{value!r} is not a whole number, a range A-B or a list A,B,...")
+        if not out or min(out) < self.least:
+            self.fail(f"{value!r}: every value must be at least {self.least}")
+        return tuple(dict.fromkeys(out))
+
+
+# identifiability's CheckOptions.observation is set by --obs (flag_of renders its errors).
+FLAGS["observation"] = "--obs"

@@ -1,5 +1,11 @@
 """`lpcfg unmix`: learn a PCFG-IE or DEP-IES model from sentences by unmixing their moments
-(Hsu, Kakade & Liang 2012, section 5; ``topology_models.unmix``)."""
+(Hsu, Kakade & Liang 2012, section 5).
+
+Thin by design, as `lpcfg train`: ``--model`` chooses the method of
+``learners.registry.TOPOLOGY_METHODS``, whose options classes give the options
+(``learners.topology``); the learner (``UnmixLearner``) does the work, and this module
+reads the input, refuses options the method cannot use, reports and saves.
+"""
 
 from __future__ import annotations
 
@@ -7,39 +13,34 @@ import time
 from typing import Any
 
 import click
-import numpy as np
 
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import (
     encoding_option,
+    given,
+    hyper_options,
     input_path,
     model_output_option,
     report,
-    seed_option,
     unused,
 )
-from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.files.streams import display_name, iter_lines
-from lpcfg_cli.topology_models import topology_file as modelfile
-from lpcfg_cli.topology_models.samples import (
-    exact_pair_moments,
-    exact_triple_moments,
-    from_lines,
-    triples,
-)
-from lpcfg_cli.topology_models.unmix import (
-    ROW_SPACE_TOLERANCE,
-    check_row_space,
-    unmix_dep_ies,
-    unmix_pcfg_ie,
-)
+from lpcfg_cli.files.streams import display_name
+from lpcfg_cli.hyperparams import hyper_fields
+from lpcfg_cli.learners.protocol import TOPOLOGY, Progress
+from lpcfg_cli.learners.registry import TOPOLOGY_METHODS as METHODS
+from lpcfg_cli.learners.registry import learner
+from lpcfg_cli.learners.topology import TopologyData, UnmixLearner
+from lpcfg_cli.topology_models import topology_file
+from lpcfg_cli.treebank.sentences import read_sentences
 
-MODELS = ("pcfg-ie", "dep-ies")
-_EXACT_LIMIT = 5 * 10**7  # exact triple moments: n_triples * d^3 floats at most
+OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
+HYPER = list(dict.fromkeys(f.name for _, cls, _ in OWNERS for f, _ in hyper_fields(cls)))
+# Why a method cannot use an option it does not have.
+WHY = {"dep-ies": "its states are the words"}
 
 
-def _per_length(counts: np.ndarray) -> str:
-    return ", ".join(f"{n}:{int(c)}" for n, c in enumerate(counts) if c)
+def _per_length(counts: dict[int, int]) -> str:
+    return ", ".join(f"{n}:{c}" for n, c in counts.items())
 
 
 @click.command(name="unmix")
@@ -47,34 +48,13 @@ def _per_length(counts: np.ndarray) -> str:
 @click.argument("sentences", required=False, type=input_path(allow_dash=True))
 @click.option(
     "--model",
-    "family",
-    type=click.Choice(MODELS),
+    "method",
+    type=click.Choice(list(METHODS)),
     required=True,
     help="pcfg-ie: constituency model with B = T (x)_C T (section 5.2); dep-ies: dependency "
     "model with A = left = right and pi = A pi (section 5.3).",
 )
-@click.option(
-    "--length-max",
-    type=click.IntRange(min=3),
-    default=10,
-    show_default=True,
-    help="Longest sentence used (longer lines are skipped); pcfg-ie's mixing matrix covers "
-    "lengths 3..L.",
-)
-@click.option(
-    "--states",
-    type=click.IntRange(min=2),
-    help="pcfg-ie: latent states k (at most the number of word types). Default with "
-    "--exact-moments: the model's.",
-)
-@click.option(
-    "--taus",
-    type=click.IntRange(min=1),
-    default=16,
-    show_default=True,
-    help="pcfg-ie: random slicing vectors tau drawn from --seed; the one that best separates "
-    "DECOMPOSE's eigenvalues is used (1: the paper's single tau).",
-)
+@hyper_options(OWNERS)
 @click.option(
     "--exact-moments",
     "exact",
@@ -82,21 +62,17 @@ def _per_length(counts: np.ndarray) -> str:
     help="Instead of SENTENCES: unmix the exact moments (infinite data) of this topology "
     "model file.",
 )
-@seed_option
 @model_output_option("Topology model file")
 @encoding_option
 @click.pass_context
 def command(
     ctx: click.Context,
     sentences: str | None,
-    family: str,
-    length_max: int,
-    states: int | None,
-    taus: int,
+    method: str,
     exact: str | None,
-    seed: int,
     output: str,
     encoding: str,
+    **hyper: Any,
 ) -> None:
     """Learn a --model pcfg-ie or dep-ies from SENTENCES (one per line, tokens separated by
     whitespace; '-' for stdin) by unmixing their moments, and write it to -o MODEL.
@@ -120,87 +96,34 @@ def command(
             else f"give SENTENCES or --exact-moments MODEL, not both ({sentences} and {exact})",
             ctx,
         )
-    if family == "dep-ies":
-        for name in ("states", "taus"):
-            unused(ctx, name, "with --model dep-ies (its states are the words)")
-    elif states is None and exact is None:
-        raise click.UsageError("--model pcfg-ie needs --states K", ctx)
-    rng = np.random.default_rng(seed)
-    meta: dict[str, Any] = {"learner": "unmix", "length_max": length_max, "seed": seed}
-    if sentences is not None:
-        corpus = from_lines(iter_lines(sentences, encoding), length_max)
+    spec = METHODS[method]
+    for name in HYPER:
+        if given(ctx, name) is not None and not spec.uses(name):
+            users = ", ".join(m.name for m in METHODS.values() if m.uses(name))
+            unused(ctx, name, f"with --model {method} ({WHY.get(method, f'used by {users}')})")
+    unmixer = learner(method, family=TOPOLOGY, **{k: v for k, v in hyper.items() if spec.uses(k)})
+    assert isinstance(unmixer, UnmixLearner)
+    unmixer.check_data(exact=exact is not None)
+    length_max = unmixer.options.length_max
+    if exact is None:
+        assert sentences is not None
         source = display_name(sentences)
-        kept = int(corpus.length_counts.sum())
-        report(
-            f"read {kept} sentences from {source} (skipped {corpus.empty} empty, "
-            f"{corpus.too_long} longer than {length_max} words); per length: "
-            f"{_per_length(corpus.length_counts) or 'none'}"
+        data = TopologyData.from_sentences(
+            read_sentences(sentences, encoding), length_max, source=source
         )
-        if not kept:
-            raise LpcfgError("no sentences to learn from", source=source)
-        vocab, data, lengths = corpus.vocab, corpus.data, corpus.length_counts
-        d = len(vocab)
-        meta["sentences"] = {str(n): int(c) for n, c in enumerate(lengths) if c}
+        s = data.summary
+        report(
+            f"read {s['sentences']} sentences from {source} (skipped {s['empty']} empty, "
+            f"{s['too_long']} longer than {length_max} words); per length: "
+            f"{_per_length(s['per_length']) or 'none'}"
+        )
     else:
-        assert exact is not None
         unused(ctx, "encoding", "with --exact-moments (no text is read)", refuse=False)
-        truth = modelfile.load(exact)
         source = display_name(exact)
-        if truth.family != family:
-            raise LpcfgError(
-                f"a {truth.family} model: --model {family} unmixes {family} moments only",
-                source=source,
-            )
-        vocab, lengths, d = truth.vocab, truth.length_counts, truth.d
-        if states is None:
-            states = truth.k
-        if family == "pcfg-ie":
-            if len(triples(length_max)) * d**3 > _EXACT_LIMIT:
-                raise LpcfgError(
-                    f"exact triple moments of d = {d} words up to length {length_max} are too "
-                    "large; lower --length-max (3 is enough: longer sentences do not change "
-                    "the estimate)",
-                    source=source,
-                )
-            data = exact_triple_moments(truth.params, length_max)  # type: ignore[arg-type]
-        else:
-            data = exact_pair_moments(truth.params)  # type: ignore[arg-type]
-        meta["exact_moments"] = source
-        used = f"lengths 3..{length_max}" if family == "pcfg-ie" else "lengths 2 and 3"
-        report(f"exact moments of {source} ({family}, {used})")
+        data = TopologyData.exact(topology_file.load(exact), method, length_max, source=source)
+        report(f"exact moments of {source} ({method}, {data.summary['used']})")
     start = time.perf_counter()
-    if family == "pcfg-ie":
-        assert states is not None
-        if d < states:
-            raise LpcfgError(
-                f"pcfg-ie needs at least as many word types as states: d = {d} < k = {states} "
-                "(lower --states)"
-            )
-        report(f"d = {d} word types, k = {states} states")
-        observed = tuple(n for n in range(3, length_max + 1) if n < len(lengths) and lengths[n])
-        if exact is not None:
-            observed = tuple(range(3, length_max + 1))
-        check = check_row_space(length_max, observed)
-        if check["residual"] > ROW_SPACE_TOLERANCE:
-            raise LpcfgError(
-                "pcfg-ie needs sentences of length 3: without them Psi2 is not in the row "
-                f"space of the mixing matrix (residual {check['residual']:.2g})"
-            )
-        report(
-            f"Psi2 is in the row space of the mixing matrix ({check['rows']} x "
-            f"{check['columns']}, rank {check['rank']}): residual {check['residual']:.1e}; "
-            f"pinv(M) weighs lengths {', '.join(map(str, check['uses']))}"
-        )
-        tau = rng.uniform(size=(taus, d))
-        params = unmix_pcfg_ie(data, d, states, length_max, tau)
-        meta.update({"states": states, "taus": taus})
-    else:
-        report(f"d = {d} word types (the states)")
-        try:
-            params = unmix_dep_ies(data, d)
-        except ValueError as exc:  # no sentences of length 2 or 3
-            raise LpcfgError(f"dep-ies: {exc}") from None
+    model = unmixer.fit(data, progress=Progress(report=report))
     seconds = time.perf_counter() - start  # not in meta: one seed, one file
-    model = modelfile.TopologyModel(family, params, list(vocab), np.asarray(lengths), meta)
-    modelfile.save(output, model)
-    report(f"unmixed in {seconds:.2f} s; wrote {family} model to {display_name(output)}")
+    topology_file.save(output, model)
+    report(f"unmixed in {seconds:.2f} s; wrote {method} model to {display_name(output)}")

@@ -20,13 +20,26 @@ scored 86.80 and 86.96, a difference with a bootstrap sd of 0.61 (README).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from lpcfg_cli.evalb.run import EvalResult
+from lpcfg_cli.hyperparams import check, hyper
 
 CHUNK = 500  # samples per matrix product: bounds memory at CHUNK x sentences
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """The resampling of ``compare``: samples of each test and their seed."""
+
+    samples: int = hyper(10_000, "With --against: resamples of each test.", min=1)
+    seed: int = hyper(0, "With --against: seed of the resampling.", min=0)
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass(frozen=True)
@@ -65,12 +78,15 @@ def paired_counts(a: EvalResult, b: EvalResult) -> tuple[np.ndarray, np.ndarray]
     return ca.reshape(-1, 3), cb.reshape(-1, 3)
 
 
-def compare(a: EvalResult, b: EvalResult, samples: int = 10_000, seed: int = 0) -> Comparison:
-    """Paired bootstrap and approximate randomization of ``F1(a) - F1(b)`` (see the module)."""
-    if samples < 1:
-        raise ValueError("samples must be positive")
+def compare(
+    a: EvalResult, b: EvalResult, options: CompareOptions | None = None, /, **values: Any
+) -> Comparison:
+    """Paired bootstrap and approximate randomization of ``F1(a) - F1(b)`` (see the module)
+    with ``options`` (``CompareOptions``' defaults when None), ``values`` replacing fields by
+    name (``compare(a, b, samples=1000)``)."""
+    o = replace(options or CompareOptions(), **values)
     ca, cb = paired_counts(a, b)
-    return compare_counts(ca, cb, samples, seed)
+    return compare_counts(ca, cb, o.samples, o.seed)
 
 
 def compare_counts(ca: np.ndarray, cb: np.ndarray, samples: int, seed: int) -> Comparison:

@@ -2,14 +2,17 @@
 
 EVALB reads its conventions (which labels are deleted, which are equivalent, when to stop)
 from a parameter file. They live here as frozen values so that the reader and the scorer
-take them as data and ``lpcfg evaluate --param`` can choose among them by name.
+take them as data and ``lpcfg evaluate --param`` can choose among them by name
+(``EvaluateOptions``, with the length cut-off of the second summary block).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["COLLINS", "NONE", "PARAMS", "EvalbParams"]
+from lpcfg_cli.hyperparams import check, hyper
+
+__all__ = ["COLLINS", "NONE", "PARAMS", "EvalbParams", "EvaluateOptions"]
 
 
 @dataclass(frozen=True)
@@ -52,3 +55,27 @@ NONE = EvalbParams(
     max_error=None,
 )
 PARAMS: dict[str, EvalbParams] = {"collins": COLLINS, "none": NONE}
+
+
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """How trees are scored: the length cut-off of the second summary block and the
+    parameter file's settings by name (``PARAMS``; ``params`` gives them)."""
+
+    cutoff: int = hyper(
+        40, "Length cut-off of the second summary block (gold words except -NONE-).", min=0
+    )
+    param: str = hyper(
+        "collins",
+        "collins: COLLINS.prm. none: delete only TOP (-NONE- and punctuation words then "
+        "count, so gold traces make length mismatches), no ADVP=PRT, no error limit; label "
+        "cutting at '-'/'=' and the skip/error rules stay.",
+        choices=tuple(sorted(PARAMS)),
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    @property
+    def params(self) -> EvalbParams:
+        return PARAMS[self.param]

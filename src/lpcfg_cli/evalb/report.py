@@ -8,10 +8,28 @@ per-label table. The numbers come from ``run.EvalResult``; only their text is ma
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lpcfg_cli.evalb.run import EvalResult
 from lpcfg_cli.evalb.scoring import Block, SentenceResult, fmeasure, pct
+from lpcfg_cli.hyperparams import hyper
 
-__all__ = ["HEADER", "format_report", "label_table"]
+__all__ = ["HEADER", "ReportOptions", "format_report", "label_table"]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report holds besides the summary (``format_report``, ``EvalResult.to_dict``)."""
+
+    per_sentence: bool = hyper(
+        False,
+        "EVALB's per-sentence table (and its totals line) before the summary.",
+        kind="switch",
+    )
+    labels: bool = hyper(
+        False, "Per-label recall/precision/F1 table after the summary.", kind="switch"
+    )
+
 
 _RULE = "=" * 76
 HEADER = (

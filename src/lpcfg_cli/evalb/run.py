@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lpcfg_cli.evalb.messages import ErrorLog, SilentLog, Stop
-from lpcfg_cli.evalb.params import COLLINS, EvalbParams
+from lpcfg_cli.evalb.params import COLLINS, EvalbParams, EvaluateOptions
 from lpcfg_cli.evalb.reader import Reader
 from lpcfg_cli.evalb.scoring import Block, SentenceResult, Status, fmeasure, pct, score_sentence
 
@@ -111,7 +111,7 @@ def evaluate_lines(
     gold_lines: Sequence[str],
     test_lines: Sequence[str],
     params: EvalbParams = COLLINS,
-    cutoff: int = 40,
+    cutoff: int = EvaluateOptions.cutoff,
 ) -> EvalResult:
     """Score test trees against gold trees, one tree per line, exactly as EVALB does.
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any
 
 from lpcfg_cli.errors import ParameterError
@@ -37,7 +38,7 @@ from lpcfg_cli.learners.ensemble import Ensemble
 from lpcfg_cli.learners.language_models import AggregateLearner, KneserNeyLearner
 from lpcfg_cli.learners.pcfg import PCFGLearner
 from lpcfg_cli.learners.pivot import PivotLearner
-from lpcfg_cli.learners.protocol import LM, PARSING, SILENT, Learner, Progress
+from lpcfg_cli.learners.protocol import LM, PARSING, SILENT, TOPOLOGY, Learner, Progress
 from lpcfg_cli.learners.selection import (
     EarlyStopping,
     GridOptions,
@@ -47,6 +48,8 @@ from lpcfg_cli.learners.selection import (
 from lpcfg_cli.learners.spectral import SpectralLearner
 from lpcfg_cli.learners.splitmerge import SplitMergeLearner
 from lpcfg_cli.learners.statesearch import SearchOptions
+from lpcfg_cli.learners.topology import OPTIONS as UNMIX_OPTIONS
+from lpcfg_cli.learners.topology import UnmixLearner
 from lpcfg_cli.learners.wcfg import WCFGLearner, WCFGUnsupervisedLearner
 from lpcfg_cli.lm import lm_file
 from lpcfg_cli.lm.aggregate import OPTIONS as AGGREGATE_OPTIONS
@@ -210,8 +213,23 @@ LM_METHODS: dict[str, Method] = {
     **{name: Method(name, (_aggregate(name),), LM) for name in AGGREGATE_OPTIONS},
 }
 
+# Topology models by unmixing moments (``lpcfg unmix --model``; Hsu, Kakade & Liang 2012,
+# section 5): pcfg-ie and dep-ies.
+TOPOLOGY_METHODS: dict[str, Method] = {
+    name: Method(
+        name,
+        (Step(UnmixLearner, options=options, make=partial(UnmixLearner, method=name)),),
+        TOPOLOGY,
+    )
+    for name, options in UNMIX_OPTIONS.items()
+}
+
 # Every family's methods (the conformance tests go over all of them).
-FAMILIES: dict[str, dict[str, Method]] = {PARSING: METHODS, LM: LM_METHODS}
+FAMILIES: dict[str, dict[str, Method]] = {
+    PARSING: METHODS,
+    LM: LM_METHODS,
+    TOPOLOGY: TOPOLOGY_METHODS,
+}
 
 
 def _spec(method: str, family: str = PARSING) -> Method:

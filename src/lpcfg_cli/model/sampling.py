@@ -8,34 +8,77 @@ when the Penn Treebank sample is not installed.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import Grammar
+from lpcfg_cli.hyperparams import SEED_HELP, check, hyper
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from lpcfg_cli.treebank.tree import Tree
 
 
-def random_lpcfg(
-    n_inter: int = 4,
-    n_pre: int = 4,
-    n_words: int = 12,
-    states: int = 2,
-    rules_per_symbol: int = 3,
-    words_per_tag: int = 4,
-    seed: int = 0,
-    concentration: float = 1.0,
-) -> LPCFG:
-    """A random probabilistic L-PCFG whose trees are always finite.
+@dataclass(frozen=True)
+class RandomGrammarOptions:
+    """The sizes of a random L-PCFG (``random_lpcfg``, ``lpcfg sample --random-grammar``);
+    the plain fields are internal constants, settable from Python."""
+
+    inter: int = hyper(6, "Random grammar: in-terminal symbols.", min=1)
+    pre: int = hyper(6, "Random grammar: pre-terminal symbols.", min=1)
+    words: int = hyper(50, "Random grammar: vocabulary size.", min=1)
+    states: int = hyper(2, "Random grammar: latent states per symbol.", min=1)
+    seed: int = hyper(0, SEED_HELP, min=0)
+    rules_per_symbol: int = field(default=3)
+    words_per_tag: int = field(default=4)
+    concentration: float = field(default=1.0)  # of the Dirichlet draws of each distribution
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True)
+class SampleOptions:
+    """What ``lpcfg sample`` draws from a model: how many trees (sentences, from a topology
+    model), from which seed, labelled how, and of which length (topology models)."""
+
+    count: int = hyper(
+        10, "Number of trees (sentences, for a topology model) to draw.", min=0, flag="-n"
+    )
+    seed: int = hyper(0, SEED_HELP, min=0)
+    latent: bool = hyper(
+        False,
+        "Label every node with its latent state (A-h); implies --binarized.",
+        kind="switch",
+    )
+    binarized: bool = hyper(
+        False, "Write the trees in the model's binarized label space (A+B, @A).", kind="switch"
+    )
+    length: int | None = hyper(
+        None,
+        "Topology model: every sentence has this many words [default: lengths drawn from "
+        "the model's training length distribution].",
+        min=1,
+        kind="int",
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def random_lpcfg(options: RandomGrammarOptions | None = None, /, **values: Any) -> LPCFG:
+    """A random probabilistic L-PCFG whose trees are always finite, of the sizes of
+    ``options`` (``RandomGrammarOptions``' defaults when None) with ``values`` replacing
+    fields by name (``random_lpcfg(inter=3, states=4)``).
 
     In-terminals ``N0 .. N{k-1}`` only rewrite to pre-terminals ``P*`` or to in-terminals with
     a larger index, so every derivation terminates; ``N0`` is the root. Each in-terminal
     gets ``rules_per_symbol`` binary rules, each pre-terminal ``words_per_tag`` words.
     """
-    if n_inter < 1 or n_pre < 1 or states < 1:
-        raise LpcfgError("a random grammar needs at least one in-terminal, pre-terminal, state")
-    rng = np.random.default_rng(seed)
+    o = replace(options or RandomGrammarOptions(), **values)
+    n_inter, n_pre, n_words, states = o.inter, o.pre, o.words, o.states
+    rng = np.random.default_rng(o.seed)
     symbols = [f"N{i}" for i in range(n_inter)] + [f"P{i}" for i in range(n_pre)]
     words = [f"w{i}" for i in range(n_words)]
     binary = []
@@ -43,13 +86,13 @@ def random_lpcfg(
         children = [n_inter + p for p in range(n_pre)] + list(range(a + 1, n_inter))
         pairs = {
             (int(rng.choice(children)), int(rng.choice(children)))
-            for _ in range(rules_per_symbol * 3)
+            for _ in range(o.rules_per_symbol * 3)
         }
-        for b, c in sorted(pairs)[:rules_per_symbol]:
+        for b, c in sorted(pairs)[: o.rules_per_symbol]:
             binary.append((a, b, c))
     lexical = []
     for p in range(n_pre):
-        for w in rng.choice(n_words, size=min(words_per_tag, n_words), replace=False):
+        for w in rng.choice(n_words, size=min(o.words_per_tag, n_words), replace=False):
             lexical.append((n_inter + p, int(w)))
     grammar = Grammar(symbols, words, words, np.array(binary), np.array(lexical))
     m = np.full(len(symbols), states, dtype=np.int64)
@@ -66,7 +109,7 @@ def random_lpcfg(
         lex = np.flatnonzero(grammar.lexical[:, 0] == a)
         for h in range(states):
             sizes = [states * states] * len(rules) + [1] * len(lex)
-            probs = rng.dirichlet(np.full(sum(sizes), concentration))
+            probs = rng.dirichlet(np.full(sum(sizes), o.concentration))
             pos = 0
             for r in rules:
                 block = probs[pos : pos + states * states]

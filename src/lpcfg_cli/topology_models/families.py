@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 
 CONSTITUENCY = ("pcfg", "pcfg-i", "pcfg-ie")
 DEPENDENCY = ("dep-i", "dep-ie", "dep-ies")
@@ -69,15 +69,21 @@ Params = Constituency | Dependency
 
 
 def check_sizes(family: str, d: int, k: int | None) -> int:
-    """Validate a family name and its sizes; return ``k`` (``d`` for dependency models)."""
+    """Validate a family name and its sizes; return ``k`` (``d`` for dependency models).
+    Errors name the sizes as ``identifiability.CheckOptions`` does: ``words`` for ``d``,
+    ``states`` for ``k``, ``model`` for the family."""
     if family not in FAMILIES:
         raise LpcfgError(f"unknown model {family!r} (choose from {', '.join(FAMILIES)})")
     if d < 2:
-        raise LpcfgError(f"--words must be at least 2, not {d}")
+        raise ParameterError("{words} must be at least 2, not {d}", d=d)
     if family in DEPENDENCY:
         return d
-    if k is None or k < 2:
-        raise LpcfgError(f"--states must be at least 2 for {family}, not {k}")
+    if k is None:
+        raise ParameterError("{model} {family} needs {states}", family=family)
+    if k < 2:
+        raise ParameterError(
+            "{states} must be at least 2 for {family}, not {k}", family=family, k=k
+        )
     return k
 
 

@@ -6,6 +6,10 @@ probability one). ``check`` draws the point (every distribution uniform on its s
 computes the Jacobian by the complex step (``jacobian``) and compares its numerical rank
 with the number of free parameters.
 
+``CheckOptions`` holds one check's settings and ``Figure2Options`` the grid's, with their
+defaults and ranges (``hyperparams.hyper``: ``lpcfg identifiability`` derives its options from
+them); errors name these parameters (``errors.ParameterError``).
+
 ``figure2`` runs the check over a grid of vocabulary sizes ``d``, state counts ``k``
 (``2 <= k <= d``, constituency models only, the paper's regime) and lengths ``L`` and
 summarises each (model, observation) cell as the paper does ("Yes iff L >= 3", "No").
@@ -21,15 +25,88 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
+from lpcfg_cli.hyperparams import SEED_HELP, hyper
+from lpcfg_cli.hyperparams import check as check_ranges
 from lpcfg_cli.topology_models import families
 from lpcfg_cli.topology_models.jacobian import TOLERANCE, jacobian, numerical_rank
-from lpcfg_cli.topology_models.observations import OBSERVATIONS, blocks, eta_vector
+from lpcfg_cli.topology_models.observations import ETAS, OBSERVATIONS, blocks, eta_vector
 
 MAX_ENTRIES = 20_000_000  # moments x parameters of one Jacobian (8 bytes each)
+
+_TOLERANCE_HELP = "Singular values below this fraction of the largest count as zero."
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """One CHECKIDENTIFIABILITY run (section 4.2): the model family (section 3), the
+    observation function (section 4.1) of sentences of ``length`` words over ``words``
+    word types, the latent ``states`` of a constituency model (dependency models' states
+    are the words: ignored), the slicing vector ``eta``, the rank ``tolerance`` and the
+    ``seed`` of the random parameter point. ``model``, ``observation``, ``length`` and
+    ``words`` have no default; on the command line ``length`` and ``words`` are sets of
+    numbers (one each without ``--table``)."""
+
+    model: str | None = hyper(None, "The model family (section 3).", choices=families.FAMILIES)
+    observation: str | None = hyper(
+        None,
+        "The observation function (section 4.1; quote phi** and phi*** in the shell): "
+        + "; ".join(f"{k} = {v[0]}" for k, v in OBSERVATIONS.items())
+        + ".",
+        choices=tuple(OBSERVATIONS),
+        flag="obs",
+    )
+    length: int | None = hyper(
+        None, "Sentence length L (with --table: a range or list).", min=1, kind="intset"
+    )
+    words: int | None = hyper(
+        None, "Word types d (with --table: a range or list).", min=2, kind="intset"
+    )
+    states: int | None = hyper(None, "Latent states k (constituency models).", min=2, kind="int")
+    eta: str = hyper(
+        "e1",
+        "The slicing vector of the eta observations (the paper's Figure 2 uses e1).",
+        choices=ETAS,
+    )
+    tolerance: float = hyper(TOLERANCE, _TOLERANCE_HELP, min=0, max=1, exclusive=True)
+    seed: int = hyper(0, SEED_HELP, min=0)
+
+    def __post_init__(self) -> None:
+        missing = [
+            name
+            for name in ("model", "observation", "length", "words")
+            if getattr(self, name) is None
+        ]
+        if missing:
+            raise ParameterError("a check needs " + ", ".join("{" + n + "}" for n in missing))
+        if self.length < 1:  # type: ignore[operator]
+            raise ParameterError("{length} must be at least 1, not {value}", value=self.length)
+        families.check_sizes(self.model, self.words, self.states)  # type: ignore[arg-type]
+        check_ranges(self)
+
+
+@dataclass(frozen=True)
+class Figure2Options:
+    """The grid of ``figure2``: word types ``words`` and sentence ``lengths`` (``k`` runs
+    over ``2..d``), with the seed and tolerance of every check (``eta`` is e1, as in the
+    paper). The default grid is every cell of Figure 2 over the sizes that run in about two
+    minutes (the paper: d in 2..8, k in 2..d, L in 2..9)."""
+
+    words: tuple[int, ...] = hyper((2, 3, 4), "Word types d of the grid.", min=2)
+    lengths: tuple[int, ...] = hyper((2, 3, 4, 5, 6), "Sentence lengths L of the grid.", min=1)
+    seed: int = hyper(0, SEED_HELP, min=0)
+    tolerance: float = hyper(TOLERANCE, _TOLERANCE_HELP, min=0, max=1, exclusive=True)
+
+    def __post_init__(self) -> None:
+        for name in ("words", "lengths"):  # any iterable of numbers: sorted, no repeats
+            object.__setattr__(self, name, tuple(sorted(set(getattr(self, name)))))
+            if not getattr(self, name):
+                raise ParameterError("{" + name + "} needs at least one value")
+        check_ranges(self)
 
 
 def n_moments(observation: str, length: int, words: int) -> int:
@@ -80,16 +157,24 @@ def check(
     length: int,
     words: int,
     states: int | None = None,
-    *,
-    seed: int = 0,
-    eta: str = "e1",
-    tolerance: float = TOLERANCE,
+    **values: Any,
 ) -> Verdict:
     """Is ``model`` (with ``words`` word types, ``states`` states) locally identifiable
-    from ``observation`` of sentences of ``length`` words? (section 4.2)"""
-    k = families.check_sizes(model, words, states)
-    if length < 1:
-        raise LpcfgError(f"--length must be at least 1, not {length}")
+    from ``observation`` of sentences of ``length`` words? (section 4.2) ``values``: the
+    other fields of ``CheckOptions`` (``eta``, ``tolerance``, ``seed``)."""
+    options = CheckOptions(model, observation, length, words, states, **values)
+    return check_identifiability(options)
+
+
+def check_identifiability(options: CheckOptions) -> Verdict:
+    """CHECKIDENTIFIABILITY (section 4.2) with ``options``: draw the parameter point,
+    compute the Jacobian of the observed moments, compare its rank with the parameters."""
+    model, observation = options.model, options.observation
+    length, words = options.length, options.words
+    seed, eta, tolerance = options.seed, options.eta, options.tolerance
+    assert model is not None and observation is not None  # CheckOptions: not None
+    assert length is not None and words is not None
+    k = families.check_sizes(model, words, options.states)
     states = None if model in families.DEPENDENCY else k
     rng = np.random.default_rng(seed)
     theta = families.random_theta(model, words, states, rng)
@@ -244,17 +329,20 @@ def planned_checks(
 
 
 def figure2(
-    words: Iterable[int],
-    lengths: Iterable[int],
+    options: Figure2Options | None = None,
+    /,
     *,
     models: Iterable[str] = FIGURE_ROWS,
     observations: Iterable[str] = FIGURE_COLUMNS,
-    seed: int = 0,
-    tolerance: float = TOLERANCE,
     progress: Callable[[Verdict], None] | None = None,
+    **values: Any,
 ) -> list[Cell]:
-    """Run CHECKIDENTIFIABILITY over the grid (module docstring); one ``Cell`` per pair."""
-    words, lengths = sorted(set(words)), sorted(set(lengths))
+    """Run CHECKIDENTIFIABILITY over the grid of ``options`` (``Figure2Options``' defaults
+    when None, ``values`` replacing fields by name: ``figure2(words=[2, 3])``; module
+    docstring); one ``Cell`` per (model, observation) pair."""
+    grid = Figure2Options(**{**asdict(options or Figure2Options()), **values})
+    words, lengths = list(grid.words), list(grid.lengths)
+    seed, tolerance = grid.seed, grid.tolerance
     cells = []
     for model in models:
         for obs in observations:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 
 # name -> (paper's symbol, fewest words it needs)
 OBSERVATIONS: dict[str, tuple[str, int]] = {
@@ -44,6 +44,9 @@ class Block:
 
     positions: tuple[int, ...]
     ops: tuple[str, ...]
+
+
+ETAS = ("e1", "random")  # the slicing vectors ``eta_vector`` draws
 
 
 def blocks(name: str, length: int) -> list[Block]:
@@ -107,4 +110,4 @@ def eta_vector(kind: str, d: int, rng: np.random.Generator) -> np.ndarray:
     if kind == "random":
         eta = rng.standard_normal(d)
         return eta / np.linalg.norm(eta)
-    raise LpcfgError(f"--eta must be e1 or random, not {kind!r}")
+    raise ParameterError("{eta} must be e1 or random, not {kind!r}", kind=kind)

@@ -31,12 +31,13 @@ over pair or triple word-id codes (weighted by ``eta`` of the sliced word):
   (length 2), section 5.3.
 
 ``exact_triple_moments`` / ``exact_pair_moments`` give the same objects from a model by
-``moments.moment`` (infinite data); ``from_lines`` reads sentences from text.
+``moments.moment`` (infinite data); ``from_sentences`` reads sentences of text;
+``draw_sentences`` draws a model file's sentences as text (``lpcfg sample``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
@@ -52,6 +53,7 @@ from lpcfg_cli.topology_models.moments import (
     moment,
     tables,
 )
+from lpcfg_cli.topology_models.topology_file import TopologyModel
 
 ByLength = dict[int, np.ndarray]
 
@@ -221,6 +223,36 @@ def draw_lengths(length_counts: np.ndarray, n: int, rng: np.random.Generator) ->
     """``n`` sentence lengths drawn from counts per length (index = length)."""
     counts = np.asarray(length_counts, dtype=float)
     return rng.choice(len(counts), size=n, p=counts / counts.sum())
+
+
+# Sentences drawn at once by ``draw_sentences`` (a larger count is drawn in pieces of this
+# many, so memory stays flat); up to this many the draw is one piece.
+SENTENCES_AT_ONCE = 10_000
+
+
+def draw_sentences(
+    model: TopologyModel, count: int, length: int | None = None, seed: int = 0
+) -> Iterator[list[str]]:
+    """``count`` sentences of ``model`` as token lists, ``length`` words each or of lengths
+    drawn from its training length distribution (``draw_lengths``), drawn in pieces of
+    ``SENTENCES_AT_ONCE``; the same sentences for one seed."""
+    rng = np.random.default_rng(seed)
+    vocab = np.asarray(model.vocab, dtype=object)
+    for first in range(0, count, SENTENCES_AT_ONCE):
+        size = min(SENTENCES_AT_ONCE, count - first)
+        if length is None:
+            lengths = draw_lengths(model.length_counts, size, rng)
+        else:
+            lengths = np.full(size, length)
+        values, counts = np.unique(lengths, return_counts=True)
+        per_length = {int(n): int(c) for n, c in zip(values, counts, strict=True)}
+        data = sample_by_length(model.params, per_length, rng)
+        rows: list[list[str]] = [[]] * size
+        for n, words in data.items():
+            at = np.flatnonzero(lengths == n).tolist()
+            for i, row in zip(at, vocab[words].tolist(), strict=True):
+                rows[i] = row
+        yield from rows
 
 
 def sentence_counts(data: ByLength, length_max: int) -> np.ndarray:
@@ -409,15 +441,19 @@ class Corpus:
 
 
 def from_lines(lines: Iterable[str], length_max: int) -> Corpus:
-    """One sentence per line, tokens separated by whitespace; empty lines and lines of
-    more than ``length_max`` tokens are skipped (counted). The vocabulary is the distinct
-    tokens of the kept sentences."""
+    """One sentence per line, tokens separated by whitespace (``from_sentences``)."""
+    return from_sentences((line.split() for line in lines), length_max)
+
+
+def from_sentences(sentences: Iterable[Sequence[str]], length_max: int) -> Corpus:
+    """Sentences as token lists (``treebank.sentences.read_sentences``); empty ones and
+    those of more than ``length_max`` tokens are skipped (counted). The vocabulary is the
+    distinct tokens of the kept sentences."""
     ids: dict[str, int] = {}
     flat: list[int] = []
     lengths: list[int] = []
     empty = too_long = 0
-    for line in lines:
-        tokens = line.split()
+    for tokens in sentences:
         if not tokens:
             empty += 1
             continue
