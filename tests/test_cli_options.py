@@ -293,13 +293,13 @@ def test_quiet_on_every_subcommand(d, tmp_path):
 def test_progress_bars_only_on_a_terminal(d, monkeypatch):
     """Without a terminal on stderr the summary lines come alone; --progress forces the
     bar, --no-progress and --quiet remove it."""
-    import lpcfg_cli.cli.options as options
+    import lpcfg_cli.cli.stderr as stderr
 
     args = ["parse", d / "pcfg.npz", d / "x.txt"]
     plain = invoke(*args)
     assert plain.stderr.startswith("lpcfg: parsed 1 sentences") and "sent/s" not in plain.stderr
     assert "sent/s" in invoke(*args, "--progress").stderr
-    monkeypatch.setattr(options, "_isatty", lambda _stream: True)
+    monkeypatch.setattr(stderr, "_isatty", lambda _stream: True)
     assert "sent/s" in invoke(*args).stderr
     assert "sent/s" not in invoke(*args, "--no-progress").stderr
     assert invoke(*args, "--quiet").stderr == ""

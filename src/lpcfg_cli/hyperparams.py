@@ -3,7 +3,7 @@
 The learners and the parser state their options as frozen dataclasses whose public fields
 are made with ``hyper``: the default, a one-line help text and the valid range travel with
 the field. The command line and the ``--config`` keys are derived from these fields
-(``commands/options.py: hyper_options``), so a default or a range is written once, and
+(``cli.options.hyper_options``), so a default or a range is written once, and
 ``check`` (called by every options class after construction) gives a library user the same
 errors as the command line. Fields made with plain ``field`` are internal constants: they
 keep their defaults from the command line and can be set from Python.

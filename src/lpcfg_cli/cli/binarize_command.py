@@ -5,14 +5,8 @@ from __future__ import annotations
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import (
-    binarization_options,
-    encoding_option,
-    input_path,
-    output_option,
-    skip_bad_option,
-    unused,
-)
+from lpcfg_cli.cli.options import binarization_options, skip_bad_option, unused
+from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize, debinarize

@@ -6,7 +6,8 @@ import click
 import numpy as np
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import input_path, model_output_option, report, warn
+from lpcfg_cli.cli.paths import input_path, model_output_option
+from lpcfg_cli.cli.stderr import report, warn
 from lpcfg_cli.model.lpcfg import LPCFG
 
 

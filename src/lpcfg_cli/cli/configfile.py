@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.names import SUBCOMMANDS
-from lpcfg_cli.cli.options import CONFIG, InputPath
+from lpcfg_cli.cli.paths import CONFIG, InputPath
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import read_text
 

@@ -13,7 +13,8 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import encoding_option, given, hyper_options, input_path, output_option
+from lpcfg_cli.cli.options import given, hyper_options
+from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
 from lpcfg_cli.evalb import (
     EvalbParams,

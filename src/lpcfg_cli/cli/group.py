@@ -18,7 +18,9 @@ import click
 
 from lpcfg_cli import __version__, errors
 from lpcfg_cli.cli.names import SHORT_HELP, SUBCOMMANDS
-from lpcfg_cli.cli.options import flag_of, guard_outputs, quiet_param
+from lpcfg_cli.cli.options import flag_of
+from lpcfg_cli.cli.paths import guard_outputs
+from lpcfg_cli.cli.stderr import quiet_param
 from lpcfg_cli.errors import LpcfgError, ParameterError, Terminated
 
 # Subcommands are imported only when they run (or when all are needed: --config).

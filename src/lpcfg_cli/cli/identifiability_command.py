@@ -12,14 +12,9 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import (
-    hyper_options,
-    output_option,
-    progress_bar,
-    progress_option,
-    report,
-    unused,
-)
+from lpcfg_cli.cli.options import hyper_options, unused
+from lpcfg_cli.cli.paths import output_option
+from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.files.streams import atomic_output, check_output
 from lpcfg_cli.topology_models.families import DEPENDENCY
 from lpcfg_cli.topology_models.identifiability import (

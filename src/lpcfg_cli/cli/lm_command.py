@@ -16,19 +16,9 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import (
-    encoding_option,
-    given,
-    hyper_options,
-    input_path,
-    model_output_option,
-    output_option,
-    progress_bar,
-    progress_option,
-    quiet_param,
-    report,
-    unused,
-)
+from lpcfg_cli.cli.options import given, hyper_options, unused
+from lpcfg_cli.cli.paths import encoding_option, input_path, model_output_option, output_option
+from lpcfg_cli.cli.stderr import progress_bar, progress_option, quiet_param, report
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields

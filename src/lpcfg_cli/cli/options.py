@@ -1,81 +1,22 @@
-"""Options and stderr conventions shared by the subcommands, defined once so they agree.
-
-stderr carries three kinds of lines: errors (``lpcfg: error: ...``, always), warnings
-(``lpcfg: warning: ...``, always) and reports: progress bars and summary lines, which
-``--quiet`` (on every subcommand) suppresses. Progress bars appear only when stderr is a
-terminal unless ``--progress`` asks for them, so a log file gets the summaries, not bars.
-"""
+"""The subcommands' options, derived from the library's dataclasses (``hyper_options``:
+``hyperparams.hyper`` fields give each option's name, default, range and help), and what
+they share: the flag of a library parameter (``flag_of``, ``render``), the options every
+learner takes, and the refusal or warning for an option that cannot act (``unused``)."""
 
 from __future__ import annotations
 
 import math
 import string
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 from click.core import ParameterSource
-from tqdm import tqdm
 
-from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.files.streams import DEFAULT_ENCODING, check_encoding, check_output
+from lpcfg_cli.cli.stderr import warn
 from lpcfg_cli.hyperparams import Spec, default_of, hyper_fields
 from lpcfg_cli.parsing.workers import usable_cpus
 from lpcfg_cli.treebank.binarize import BinarizeOptions
-
-_QUIET = "lpcfg.quiet"
-_PROGRESS = "lpcfg.progress"
-CONFIG = "lpcfg.config"  # ctx.meta key of the --config file (an input of the run)
-
-
-class InputPath(click.Path):
-    """A file the command reads: no output of the run may be it (``check_outputs``)."""
-
-
-class OutputPath(click.Path):
-    """A file the command writes: checked before any work, and refused when it is one of
-    the run's inputs (``check_outputs``)."""
-
-
-def check_outputs(ctx: click.Context) -> None:
-    """Refuse, before any work, an output of ``ctx``'s command that cannot be written or
-    that is one of its inputs (by path, symlink or hard link), the ``--config`` file
-    included: writing it would destroy what the run reads."""
-    inputs: list[str] = []
-    outputs: list[tuple[str, str]] = []
-    for param in ctx.command.params:
-        value = ctx.params.get(param.name or "")
-        if value is None:
-            continue
-        values = list(value) if isinstance(value, (tuple, list)) else [value]
-        if isinstance(param.type, InputPath):
-            inputs += values
-        elif isinstance(param.type, OutputPath):
-            flag = min(param.opts, key=len) if isinstance(param, click.Option) else param.name
-            outputs += [(str(flag), v) for v in values]
-    if ctx.meta.get(CONFIG):
-        inputs.append(ctx.meta[CONFIG])
-    for flag, path in outputs:
-        check_output(path, inputs, flag)
-
-
-def guard_outputs(command: click.Command) -> None:
-    """Make ``command`` (every subcommand of a group) run ``check_outputs`` before its body."""
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            guard_outputs(sub)
-        return
-    body = command.callback
-    if body is None or getattr(body, "_outputs_guarded", False):
-        return
-
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        check_outputs(click.get_current_context())
-        return body(*args, **kwargs)
-
-    guarded._outputs_guarded = True  # type: ignore[attr-defined]
-    command.callback = guarded
 
 
 class FiniteFloat(click.FloatRange):
@@ -107,50 +48,6 @@ def render(template: str, **values: str) -> str:
     fields (``method="--method em"``)."""
     names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
     return template.format(**{n: values.get(n, flag_of(n)) for n in names})
-
-
-def output_option(what: str) -> Callable[[Any], Any]:
-    """``-o/--output FILE`` (default stdout, written atomically)."""
-    return click.option(
-        "-o",
-        "--output",
-        default="-",
-        type=OutputPath(dir_okay=False, allow_dash=True),
-        help=f"Where to write the {what} (default stdout; files are written atomically).",
-    )
-
-
-def model_output_option(what: str) -> Callable[[Any], Any]:
-    """``-o/--output FILE``, required: where a model goes (``-`` for stdout)."""
-    return click.option(
-        "-o",
-        "--output",
-        required=True,
-        type=OutputPath(dir_okay=False, allow_dash=True),
-        help=f"{what} to write (.npz; written atomically).",
-    )
-
-
-def input_path(**kwargs: Any) -> InputPath:
-    """The type of a file argument or option the command reads."""
-    return InputPath(dir_okay=False, **kwargs)
-
-
-def _check_encoding(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    try:
-        return check_encoding(value)
-    except LpcfgError as exc:
-        raise click.BadParameter(exc.message, ctx, param) from None
-
-
-encoding_option = click.option(
-    "--encoding",
-    default=DEFAULT_ENCODING,
-    show_default=True,
-    callback=_check_encoding,
-    help="Text encoding of the files read and written (any codec Python knows: latin-1, "
-    "iso-8859-15, cp1252, utf-16...).",
-)
 
 
 def jobs_option(help_text: str) -> Callable[[Any], Any]:
@@ -325,70 +222,6 @@ def binarization_options(func: Any) -> Any:
 skip_bad_option = click.option(
     "--skip-bad", is_flag=True, help="Report malformed trees on stderr and skip them."
 )
-
-
-def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], None]:
-    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
-        ctx.meta[key] = value
-
-    return callback
-
-
-progress_option = click.option(
-    "--progress/--no-progress",
-    default=None,
-    expose_value=False,
-    callback=_remember(_PROGRESS),
-    help="Progress bars on stderr [default: only when stderr is a terminal].",
-)
-
-
-def quiet_param() -> click.Option:
-    """``-q/--quiet``, which the command line adds to every subcommand."""
-    return click.Option(
-        ["-q", "--quiet"],
-        is_flag=True,
-        expose_value=False,
-        callback=_remember(_QUIET),
-        help="No progress bars or summary lines on stderr (errors and warnings still).",
-    )
-
-
-def _meta() -> dict[str, Any]:
-    ctx = click.get_current_context(silent=True)
-    return ctx.meta if ctx is not None else {}
-
-
-def quiet() -> bool:
-    """Whether ``--quiet`` was given to the running subcommand."""
-    return bool(_meta().get(_QUIET))
-
-
-def report(message: str) -> None:
-    """A summary line on stderr (``lpcfg: ...``), unless ``--quiet``."""
-    if not quiet():  # through tqdm, which clears a bar being drawn and redraws it below
-        tqdm.write(f"lpcfg: {message}", file=sys.stderr)
-
-
-def warn(message: str) -> None:
-    """A warning line on stderr (``lpcfg: warning: ...``), shown even with ``--quiet``."""
-    click.echo(f"lpcfg: warning: {message}", err=True)
-
-
-def progress_bar(**kwargs: Any) -> tqdm:
-    """A tqdm bar on stderr, drawn only when wanted (see the module docstring)."""
-    err = sys.stderr
-    wanted = _meta().get(_PROGRESS)
-    if wanted is None:
-        wanted = _isatty(err)
-    return tqdm(file=err, leave=False, disable=quiet() or not wanted, **kwargs)
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 def given(ctx: click.Context, name: str) -> ParameterSource | None:

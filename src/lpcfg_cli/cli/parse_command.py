@@ -8,18 +8,9 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import (
-    encoding_option,
-    hyper_options,
-    input_path,
-    jobs_option,
-    output_option,
-    progress_bar,
-    progress_option,
-    report,
-    unused,
-    usable_jobs,
-)
+from lpcfg_cli.cli.options import hyper_options, jobs_option, unused, usable_jobs
+from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
+from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.errors import LpcfgError, raise_if_terminated
 from lpcfg_cli.files.streams import Pause, atomic_output, display_name
 from lpcfg_cli.model.lpcfg import LPCFG

@@ -14,15 +14,9 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import (
-    OutputPath,
-    encoding_option,
-    hyper_options,
-    input_path,
-    output_option,
-    report,
-    unused,
-)
+from lpcfg_cli.cli.options import hyper_options, unused
+from lpcfg_cli.cli.paths import OutputPath, encoding_option, input_path, output_option
+from lpcfg_cli.cli.stderr import report
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.model_file import PARSING, TOPOLOGY, read_model_file
 from lpcfg_cli.files.streams import atomic_output

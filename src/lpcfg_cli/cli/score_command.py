@@ -11,14 +11,8 @@ import click
 import numpy as np
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import (
-    encoding_option,
-    input_path,
-    output_option,
-    progress_bar,
-    progress_option,
-    report,
-)
+from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
+from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.engine.string_charts import StringScorer
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output, display_name

@@ -15,21 +15,16 @@ import click
 
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import (
-    encoding_option,
     given,
     hyper_options,
-    input_path,
     jobs_option,
-    model_output_option,
-    progress_bar,
-    progress_option,
     render,
-    report,
     skip_bad_option,
     unused,
     usable_jobs,
-    warn,
 )
+from lpcfg_cli.cli.paths import encoding_option, input_path, model_output_option
+from lpcfg_cli.cli.stderr import progress_bar, progress_option, report, warn
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import display_name
 from lpcfg_cli.grammar.heldout import DevText, DevTrees

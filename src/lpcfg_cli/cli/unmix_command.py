@@ -15,15 +15,9 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import (
-    encoding_option,
-    given,
-    hyper_options,
-    input_path,
-    model_output_option,
-    report,
-    unused,
-)
+from lpcfg_cli.cli.options import given, hyper_options, unused
+from lpcfg_cli.cli.paths import encoding_option, input_path, model_output_option
+from lpcfg_cli.cli.stderr import report
 from lpcfg_cli.files.streams import display_name
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.protocol import TOPOLOGY, Progress

@@ -1,0 +1,84 @@
+"""The command line's stderr: warnings, summary lines and progress bars.
+
+stderr carries three kinds of lines: errors (``lpcfg: error: ...``, always; ``cli.group``),
+warnings (``lpcfg: warning: ...``, always) and reports: progress bars and summary lines,
+which ``--quiet`` (on every subcommand) suppresses. Progress bars appear only when stderr
+is a terminal unless ``--progress`` asks for them, so a log file gets the summaries, not
+bars.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from tqdm import tqdm
+
+_QUIET = "lpcfg.quiet"
+_PROGRESS = "lpcfg.progress"
+
+
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        ctx.meta[key] = value
+
+    return callback
+
+
+progress_option = click.option(
+    "--progress/--no-progress",
+    default=None,
+    expose_value=False,
+    callback=_remember(_PROGRESS),
+    help="Progress bars on stderr [default: only when stderr is a terminal].",
+)
+
+
+def quiet_param() -> click.Option:
+    """``-q/--quiet``, which the command line adds to every subcommand."""
+    return click.Option(
+        ["-q", "--quiet"],
+        is_flag=True,
+        expose_value=False,
+        callback=_remember(_QUIET),
+        help="No progress bars or summary lines on stderr (errors and warnings still).",
+    )
+
+
+def _meta() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta if ctx is not None else {}
+
+
+def quiet() -> bool:
+    """Whether ``--quiet`` was given to the running subcommand."""
+    return bool(_meta().get(_QUIET))
+
+
+def report(message: str) -> None:
+    """A summary line on stderr (``lpcfg: ...``), unless ``--quiet``."""
+    if not quiet():  # through tqdm, which clears a bar being drawn and redraws it below
+        tqdm.write(f"lpcfg: {message}", file=sys.stderr)
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr (``lpcfg: warning: ...``), shown even with ``--quiet``."""
+    click.echo(f"lpcfg: warning: {message}", err=True)
+
+
+def progress_bar(**kwargs: Any) -> tqdm:
+    """A tqdm bar on stderr, drawn only when wanted (see the module docstring)."""
+    err = sys.stderr
+    wanted = _meta().get(_PROGRESS)
+    if wanted is None:
+        wanted = _isatty(err)
+    return tqdm(file=err, leave=False, disable=quiet() or not wanted, **kwargs)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
