@@ -72,7 +72,9 @@ def run(
     )
 
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+ROOT = Path(__file__).resolve().parent.parent  # the repository
+DATA = ROOT / "tests" / "data"  # what the tests read that the repository holds
+SCRIPTS = ROOT / "scripts"
 
 
 def load_script(name: str) -> ModuleType:

@@ -16,6 +16,8 @@ from typing import Any
 import click
 from tqdm import tqdm
 
+from lpcfg_cli.errors import raise_if_terminated
+
 _QUIET = "lpcfg.quiet"
 _PROGRESS = "lpcfg.progress"
 
@@ -58,7 +60,10 @@ def quiet() -> bool:
 
 
 def report(message: str) -> None:
-    """A summary line on stderr (``lpcfg: ...``), unless ``--quiet``."""
+    """A summary line on stderr (``lpcfg: ...``), unless ``--quiet``. Learners report as
+    they go (every EM iteration): a terminating signal whose exception compiled code
+    swallowed is raised again here, so that a long run stops soon after it."""
+    raise_if_terminated()
     if not quiet():  # through tqdm, which clears a bar being drawn and redraws it below
         tqdm.write(f"lpcfg: {message}", file=sys.stderr)
 

@@ -17,8 +17,9 @@ from lpcfg_cli.evalb import (
     format_report,
     root_convention,
 )
+from tests.support import DATA
 
-VECTORS = Path(__file__).resolve().parent / "data" / "evalb"  # the original program's output
+VECTORS = DATA / "evalb"  # the original program's output
 FOLDERS = sorted(p.name for p in VECTORS.iterdir() if p.is_dir())
 needs_vectors = pytest.mark.skipif(
     not FOLDERS, reason=f"EVALB reference vectors not found at {VECTORS}"

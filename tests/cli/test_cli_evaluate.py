@@ -16,8 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from lpcfg_cli.cli.group import main
+from tests.support import DATA
 
-VECTORS = Path(__file__).resolve().parent / "data" / "evalb"  # the original program's output
+VECTORS = DATA / "evalb"  # the original program's output
 FOLDERS = sorted(p.name for p in VECTORS.iterdir() if p.is_dir())
 needs_vectors = pytest.mark.skipif(
     not FOLDERS, reason=f"EVALB reference vectors not found at {VECTORS}"

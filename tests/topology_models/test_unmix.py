@@ -21,8 +21,7 @@ from lpcfg_cli.topology_models import samples as se
 from lpcfg_cli.topology_models import topology_file as modelfile
 from lpcfg_cli.topology_models import unmix as um
 from lpcfg_cli.topology_models.moments import catalan, moment, tables
-
-from .support import invoke
+from tests.support import invoke
 
 # --- the mixing matrix ------------------------------------------------------------------
 

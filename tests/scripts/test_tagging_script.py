@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tagging_by_frequency.py"
+from tests.support import SCRIPTS
+
+SCRIPT = SCRIPTS / "tagging_by_frequency.py"
 
 
 def test_accuracy_by_frequency_bin(tmp_path: Path) -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.support import run
+from tests.support import ROOT, run
 
 TREES = "( (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (ADVP (RB down) (RB again))) (. .)) )\n"
 
@@ -81,19 +79,16 @@ def test_a_label_both_preterminal_and_phrase_gets_two_symbols(tmp_path):
     assert res.stdout == "(TOP (S (NN (NN a) (NN b)) (VB c)))\n"
 
 
-@pytest.mark.parametrize(
-    "name", sorted(p.stem for p in (Path(__file__).parent.parent / "configs").glob("*.toml"))
-)
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "configs").glob("*.toml")))
 def test_shipped_configs_name_only_real_options(name):
     """Every key of configs/*.toml is the long name of an option of its table's command (a
     misspelt key would be an error for users), and the config loader keeps every one."""
     import tomllib
-    from pathlib import Path
 
     from lpcfg_cli.cli.configfile import load_config
     from lpcfg_cli.cli.group import main
 
-    path = Path(__file__).parent.parent / "configs" / f"{name}.toml"
+    path = ROOT / "configs" / f"{name}.toml"
     tables = tomllib.loads(path.read_text(encoding="utf-8"))
     assert tables and all(isinstance(t, dict) for t in tables.values())  # [command] tables
     commands = main.all_commands()

@@ -7,13 +7,12 @@ import importlib
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from lpcfg_cli.errors import LpcfgError
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 NOT_INSTALLED = LpcfgError(
     "the NLTK Penn Treebank sample is not installed: run "
     "`python -m nltk.downloader treebank` or set NLTK_DATA"

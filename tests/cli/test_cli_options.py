@@ -16,7 +16,7 @@ import pytest
 
 from lpcfg_cli.cli.group import main
 from lpcfg_cli.model.lpcfg import LPCFG
-from tests.support import invoke
+from tests.support import ROOT, invoke
 
 TREES = [
     "(S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))",
@@ -330,7 +330,7 @@ def test_sample_random_grammar_refuses_the_other_mode(d, tmp_path):
 
 def test_docs_cli_md_lists_every_option():
     """docs/cli.md (the CLI contract) names every option of every subcommand."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    text = (ROOT / "docs" / "cli.md").read_text()
     blocks = re.split(r"\n(?=lpcfg [\w ]+ \[OPTIONS\])", text)
     commands = []
     for name, command in main.all_commands().items():

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+from tests.support import SCRIPTS
 
 
 def _run(script: str, out: Path, *args: str) -> dict:

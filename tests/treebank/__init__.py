@@ -1,0 +1,1 @@
+"""Tests of lpcfg_cli.treebank."""
