@@ -79,13 +79,14 @@ class Data:
 
 
 def choose_data(data: Path, synthetic_data: Path) -> Data:
-    """The standard split in ``data`` (prepared now if need be) or, without the sample, the
-    synthetic treebank in ``synthetic_data``. ``data`` is trusted only if its provenance
-    line says it is the standard split: an older demo left synthetic trees there."""
+    """The standard split in ``data`` (prepared now if need be, the sample fetched with
+    nltk's downloader when it is not installed) or, without the sample, the synthetic
+    treebank in ``synthetic_data``. ``data`` is trusted only if its provenance line says it
+    is the standard split: an older demo left synthetic trees there."""
     if folder_source(data) == STANDARD_SOURCE:
         return Data(data, f"{STANDARD_SOURCE}, prepared earlier in {data}", synthetic=False)
     try:
-        split = standard_split()
+        split = standard_split(fetch=True, report=lambda line: print(f"demo: {line}"))
     except LpcfgError as err:
         reason = err.message if GET_SAMPLE in err.message else f"{err} (get it: `{GET_SAMPLE}`)"
         print(

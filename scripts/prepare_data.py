@@ -6,6 +6,8 @@ one tree per line with the root wrapper written TOP (function tags and -NONE- ke
 the gold files of the Berkeley setup), plus dev.txt / test.txt with the words of each
 sentence (traces removed), one sentence per line. Last, ``source.txt`` says what the folder
 holds: ``make demo`` trusts a folder as the standard split only when that line says so.
+Without the sample installed, nltk's downloader fetches it first (with network access), and
+the script says which it used.
 
     python scripts/prepare_data.py --out data
 """
@@ -52,7 +54,8 @@ def main() -> int:
     ap.add_argument("--out", default="data", help="output folder (default: data)")
     args = ap.parse_args()
     try:
-        write_split(standard_split(), Path(args.out))
+        split = standard_split(fetch=True, report=lambda line: print(f"prepare_data: {line}"))
+        write_split(split, Path(args.out))
     except LpcfgError as err:  # no sample, or an output folder we may not write
         print(f"prepare_data: error: {err}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ def demo(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     module = importlib.import_module("demo")
 
-    def no_sample():
+    def no_sample(**_kwargs):
         raise NOT_INSTALLED
 
     monkeypatch.setattr(module, "standard_split", no_sample)

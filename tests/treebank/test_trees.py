@@ -116,3 +116,38 @@ def test_format_escapes_brackets_and_wraps_root():
 
 def test_standard_split_sizes(ptb_split):
     assert {k: len(v) for k, v in ptb_split.items()} == {"train": 3253, "dev": 316, "test": 345}
+
+
+def test_a_missing_sample_is_fetched_with_nltks_downloader_and_said(monkeypatch):
+    """Without the sample, ``standard_split(fetch=True)`` asks nltk's downloader for it and
+    says so; when the download fails (no network), the error says how to get it."""
+    import nltk
+
+    from lpcfg_cli.errors import LpcfgError
+    from lpcfg_cli.treebank import ptb_sample
+
+    installed = {"now": False}
+    asked = []
+    monkeypatch.setattr(ptb_sample, "_sample", lambda: (None, [] if installed["now"] else None))
+
+    def download(name, quiet=False, raise_on_error=False):
+        asked.append(name)
+        return False
+
+    monkeypatch.setattr(nltk, "download", download)
+    lines: list[str] = []
+    with pytest.raises(LpcfgError, match="nltk's downloader could not fetch it"):
+        ptb_sample.standard_split(fetch=True, report=lines.append)
+    assert asked == ["treebank"] and "fetching it with nltk's downloader" in lines[0]
+
+    def download_ok(name, quiet=False, raise_on_error=False):
+        installed["now"] = True
+        return True
+
+    monkeypatch.setattr(nltk, "download", download_ok)
+    with pytest.raises(LpcfgError, match="wsj_0001.mrg missing"):  # fetched, but empty here
+        ptb_sample.standard_split(fetch=True, report=lines.append)
+    assert lines[-1].startswith("the Penn Treebank sample at")
+    with pytest.raises(LpcfgError, match="not installed: run"):
+        installed["now"] = False
+        ptb_sample.standard_split()

@@ -3,6 +3,9 @@ wsj_0001-0149, dev 0150-0174, test 0175-0199 (``standard_split``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.treebank.ptb import read_treebank
 from lpcfg_cli.treebank.tree import Tree
@@ -11,21 +14,31 @@ STANDARD_SPLIT = {"train": (1, 149), "dev": (150, 174), "test": (175, 199)}
 STANDARD_SIZES = {"train": 3253, "dev": 316, "test": 345}
 
 
-def standard_split() -> dict[str, list[Tree]]:
+def standard_split(
+    *, fetch: bool = False, report: Callable[[str], None] | None = None
+) -> dict[str, list[Tree]]:
     """The project's split of the NLTK Penn Treebank sample (raw trees, as in the files).
 
-    Raises LpcfgError if the sample is not installed (``python -m nltk.downloader treebank``
-    or set NLTK_DATA).
+    Without the sample installed, with ``fetch`` nltk's downloader gets it first
+    (``nltk.download("treebank")``: what ``python -m nltk.downloader treebank`` does), saying
+    so through ``report``; raises LpcfgError if it is still missing (no network, say).
     """
-    try:
-        from nltk.corpus import treebank
+    treebank, fileids = _sample()
+    if fileids is None and fetch:
+        if report:
+            report("the Penn Treebank sample is not installed: fetching it with nltk's downloader")
+        import nltk
 
-        fileids = treebank.fileids()
-    except LookupError:
+        if nltk.download("treebank", quiet=True, raise_on_error=False):
+            treebank, fileids = _sample()
+    if fileids is None:
+        how = " and nltk's downloader could not fetch it" if fetch else ""
         raise LpcfgError(
-            "the NLTK Penn Treebank sample is not installed: run "
+            f"the NLTK Penn Treebank sample is not installed{how}: run "
             "`python -m nltk.downloader treebank` or set NLTK_DATA"
-        ) from None
+        )
+    if report:
+        report(f"the Penn Treebank sample at {sample_folder(treebank)}")
     out: dict[str, list[Tree]] = {}
     for part, (lo, hi) in STANDARD_SPLIT.items():
         ids = [f"wsj_{i:04d}.mrg" for i in range(lo, hi + 1)]
@@ -42,3 +55,21 @@ def standard_split() -> dict[str, list[Tree]]:
                 f"{part} split has {len(out[part])} trees, expected {STANDARD_SIZES[part]}"
             )
     return out
+
+
+def _sample() -> tuple[Any, list[str] | None]:
+    """nltk's treebank corpus reader and its file ids (None when it is not installed)."""
+    from nltk.corpus import treebank  # imported on use only (start-up cost)
+
+    try:
+        return treebank, treebank.fileids()
+    except LookupError:
+        return treebank, None
+
+
+def sample_folder(treebank: Any) -> str:
+    """Where the installed sample is."""
+    try:
+        return str(treebank.root)
+    except (AttributeError, LookupError):
+        return "nltk's data path"
