@@ -386,3 +386,25 @@ def test_each_method_factors_as_measured_unless_told(d, tmp_path):
     assert res.exit_code == 2
     assert "factor left against right" in res.stderr
     assert not (tmp_path / "b.npz").exists()
+
+
+def test_train_log_writes_one_record_per_step(d, tmp_path):
+    """--log FILE: one JSON object per EM iteration (the learning curve, as the model's
+    history keeps it); with a method that does not iterate it is a warning, not silence."""
+    (tmp_path / "dev.mrg").write_text(TREE + "\n")
+    log = tmp_path / "em.jsonl"
+    args = ["--method", "em", "--states", "2", "--iterations", "3", "--tol", "0"]
+    result = invoke(
+        "train", d / "t.mrg", *args, "--dev", tmp_path / "dev.mrg", "--log", log,
+        "-o", tmp_path / "em.npz",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["iteration"] for r in records] == [1, 2, 3]
+    assert {r["method"] for r in records} == {"em"}
+    assert all("dev_f1" in r and "seconds" in r for r in records)
+    history = LPCFG.load(tmp_path / "em.npz").meta["history"]
+    assert [r["iteration"] for r in history] == [1, 2, 3]
+    result = invoke("train", d / "t.mrg", "--log", tmp_path / "p.jsonl", "-o", tmp_path / "p.npz")
+    assert result.exit_code == 0
+    assert "--log has no effect with --method pcfg (it does not iterate)" in result.stderr

@@ -7,8 +7,11 @@ refuses options that cannot have an effect, and reports on stderr.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -23,7 +26,7 @@ from lpcfg_cli.cli.options import (
     unused,
     usable_jobs,
 )
-from lpcfg_cli.cli.paths import encoding_option, input_path, model_output_option
+from lpcfg_cli.cli.paths import OutputPath, encoding_option, input_path, model_output_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, report, warn
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import display_name
@@ -93,6 +96,13 @@ def _warn(err: LpcfgError) -> None:
     "were, unless --horizontal, --vertical or --factor say otherwise).",
 )
 @jobs_option("Worker processes for parsing the --dev trees.")
+@click.option(
+    "--log",
+    type=OutputPath(dir_okay=False, allow_dash=False),
+    help="Write one JSON object per EM iteration or split-merge cycle to FILE as training "
+    "goes (method, iteration or cycle, train and dev log-likelihood, dev F1 when scored, "
+    "seconds): the learning curve, for plotting.",
+)
 @hyper_options(BINARIZE_OWNERS)
 @hyper_options([("train", DataOptions, {})])
 @hyper_options(OWNERS)
@@ -110,6 +120,7 @@ def command(
     dev: str | None,
     init: str | None,
     jobs: int,
+    log: str | None,
     horizontal: int,
     vertical: int,
     factor: str | None,
@@ -176,12 +187,33 @@ def command(
             treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn, encoding=encoding
         )
     report(_summary(data))
-    progress = Progress(report=report, bar=progress_bar)
-    model = learner.fit(data, dev_set, start, progress)
+    with _log(log) as record:
+        progress = Progress(report=report, bar=progress_bar, record=record)
+        model = learner.fit(data, dev_set, start, progress)
     model.meta["train_seconds"] = round(time.perf_counter() - t0, 3)
     model.save(output)
     where = "<stdout>" if output == "-" else output
     report(f"wrote {where} ({method}, {time.perf_counter() - t0:.1f} s)")
+
+
+@contextlib.contextmanager
+def _log(path: str | None) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """Where each step's record goes: one JSON line each in ``path``, written and flushed as
+    training goes (a log, not an output: an interrupted run keeps the lines so far)."""
+    if path is None:
+        yield lambda _record: None
+        return
+    try:
+        fh = open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise LpcfgError(exc.strerror or str(exc), source=path) from None
+    with fh:
+
+        def record(step: dict[str, Any]) -> None:
+            fh.write(json.dumps(step) + "\n")
+            fh.flush()
+
+        yield record
 
 
 def _binarization(
@@ -280,6 +312,8 @@ def _check_unused(
         elif not METHODS[method].uses(name):
             users = ", ".join(m.name for m in METHODS.values() if m.uses(name))
             unused(ctx, name, f"with --method {method} (used by {users})")
+    if not METHODS[method].iterates:
+        unused(ctx, "log", f"with --method {method} (it does not iterate)", refuse=False)
     if text:
         unused(ctx, "jobs", "with --input text (nothing is parsed)", refuse=False)
     elif not dev:

@@ -50,11 +50,15 @@ def _no_bar(**_kwargs: Any) -> Iterator[_NoBar]:
 @dataclass(frozen=True)
 class Progress:
     """Where a learner reports: ``report(line)`` for summary lines, ``bar(total=, desc=,
-    unit=)`` a context manager giving an object with ``update(n)``. Silent by default; the
-    command line passes its stderr reporting and tqdm bars."""
+    unit=)`` a context manager giving an object with ``update(n)``, ``record(dict)`` for each
+    step of a learner that iterates. Silent by default; the command line passes its stderr
+    reporting, tqdm bars and ``--log`` file."""
 
     report: Callable[[str], None] = lambda _line: None
     bar: Callable[..., Any] = _no_bar
+    # Each step's record of a learner that iterates (an EM iteration, a split-merge cycle:
+    # ``selection.run_steps``), as the model's history keeps it, with the learner's method.
+    record: Callable[[dict[str, Any]], None] = lambda _record: None
 
 
 SILENT = Progress()

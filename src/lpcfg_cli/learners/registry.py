@@ -157,6 +157,12 @@ class Method:
     def uses(self, name: str) -> bool:
         return name in self.parameters()
 
+    @property
+    def iterates(self) -> bool:
+        """Whether a step improves a model iteration by iteration (``selection.Iterative``:
+        EM, split-merge), so that training has a learning curve."""
+        return any(step.select is EarlyStopping for step in self.steps)
+
 
 # Factoring n-ary nodes to the left (``X -> @X c_n``, the intermediate symbols nesting to
 # the left, as the Berkeley parser's default "RIGHT" binarization does) instead of to the

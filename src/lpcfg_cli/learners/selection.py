@@ -154,6 +154,7 @@ def run_steps(
         step.record["seconds"] = round(time.perf_counter() - step.started, inner.seconds_digits)
         history.append(step.record)
         progress.report(inner.line(step.record))
+        progress.record({"method": inner.method, **step.record})
         score = step.record.get("dev_f1") if f1 else step.heldout
         if patience is not None and score is not None:
             keep.offer(score, step)
