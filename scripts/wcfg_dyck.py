@@ -14,7 +14,7 @@ factor f (the proportion of the distinct candidates kept, most frequent first):
   by size (``--bases``: outside contexts x inside strings, the root and both symbols
   included) instead of by factor: the paper's factors applied to every substring and context
   of 4,000 strings give hundreds of contexts, and the closure of even a 12 x 12 basis is a
-  3,483 x 1,244 matrix (4.2M variables) whose completion takes 35-90 s per fit here;
+  3,483 x 1,244 matrix (4.2M variables) whose completion takes tens of seconds per fit;
 - supervised spectral WCFG: the most frequent observed insides and contexts of the
   bracketed sentences (``wcfg.hankel.select_basis``), then Lemma 1.
 

@@ -18,10 +18,10 @@ size uses its first N sentences. The learners, all with ``--states`` states:
 - supervised EM: EM on the observed bracketings (the same model class).
 
 EM runs at most ``--em-iterations`` iterations (the paper: 200) and stops earlier when the
-relative log-likelihood change falls below ``--em-tol`` (1e-6: measured on one target at
-10^5 sentences, EM gets there after 65 iterations and needs 186 for 1e-7), without
-smoothing, on samples of at most ``--em-max-size`` sentences (10^5: at 10^6 one target's
-two EM runs take about 5 minutes here, the paper's EM took 6,000 s). Samples are drawn
+relative log-likelihood change falls below ``--em-tol`` (1e-6: EM reaches it in a third
+of the iterations 1e-7 needs), without smoothing, on samples of at most ``--em-max-size``
+sentences (10^5: at 10^6 EM takes minutes per target, as the paper's EM took 6,000 s;
+timings in docs/experiments/wcfg.md). Samples are drawn
 conditioned on at most ``--max-length`` words (30); the KL divergence, renormalised over the
 strings of at most 10 symbols, is the same for the target and for the target so
 conditioned. The figure

@@ -23,11 +23,11 @@ from lpcfg_cli.cli.paths import guard_outputs
 from lpcfg_cli.cli.stderr import quiet_param
 from lpcfg_cli.errors import LpcfgError, ParameterError, Terminated
 
-# Subcommands are imported only when they run (or when all are needed: --config).
-# Importing all of them took 1.2-1.9 s of every call (the learners pull in scipy.optimize,
-# the WCFG and LM code), where `lpcfg parse` needs 0.6 s of imports: measured on `lpcfg
-# --help` and a one-sentence parse. `lpcfg --help` lists them from `SHORT_HELP` without
-# importing any: 0.80-0.98 s before, when it imported all ten to read their docstrings.
+# Subcommands are imported only when they run (or when all are needed: --config): importing
+# all of them (the learners pull in scipy.optimize, the WCFG and LM code) took several times
+# as long as the imports `lpcfg parse` needs. `lpcfg --help` lists them from `SHORT_HELP`
+# without importing any, where it imported all ten to read their docstrings
+# (docs/design-notes.md, Start-up).
 
 
 class _StdoutClosed(Exception):

@@ -27,9 +27,9 @@ class CoarseGrammar:
     probabilities). The coarse pass sums the splits of one pair as a single dot product (the
     sum is shared by all the pair's rules) and skips at once the pairs whose children have
     no split with mass in common. Indexed so, an earlier kernel that visited the splits one at
-    a time skipped half the pairs with the PTB sample binarized ``--vertical 2 --horizontal
-    2`` (2,664 symbols) and took 9.8 s of CPU on the test split instead of 15.2 with the rules
-    of a left child in one flat list.
+    a time skipped many of the pairs of a grammar of thousands of symbols (the PTB sample
+    binarized ``--vertical 2 --horizontal 2``) and ran faster than with the rules of a left
+    child in one flat list (docs/design-notes.md, The coarse pass).
     """
 
     n_symbols: int
@@ -70,17 +70,17 @@ class LatentGrammar:
     1]`` (``rule_order[i]`` is the grammar's index of sorted rule ``i``) and
     ``pair_group[b * N + c]`` is the group of children ``(b, c)`` or -1.
 
-    A rule's tensor ``T[a, b, c]`` (``M`` states each, zero-padded) is mostly zeros, in
-    blocks: on the EM m = 16 model 86 % of its entries are zero (EM drives them below
-    ``FLUSH``) and a rule's non-zero entries lie on 7.5 of the left child's 16 states and 6.9
-    of the right child's, 22 % of the box; split-merge models, padded to their largest
-    symbol, are 99 % zeros. The passes were bound by streaming the full tensors (16 KB per
-    rule and children pair and length). So each group keeps the left and right child states
-    that some rule of it uses (``b_idx[b_ptr[g]:b_ptr[g + 1]]``, ``c_idx[...]``; ``K_g`` =
-    their product), each rule the parent states it reaches (``a_idx[a_ptr[q]:a_ptr[q +
-    1]]``), and ``packed[t_ptr[q]:t_ptr[q + 1]]`` holds rule ``q``'s ``(A_q, K_g)`` block of
-    those entries. The entries left out are exact zeros, so sums are unchanged (up to their
-    order). The split sums of a group are kept on its ``K_g`` entries.
+    A rule's tensor ``T[a, b, c]`` (``M`` states each, zero-padded) is mostly zeros, in blocks:
+    EM drives most entries below ``FLUSH``, a rule's non-zero entries lie on a few of each
+    child's states, and split-merge models are padded to their largest symbol (the shares:
+    docs/design-notes.md, Packed rule tensors). The passes were bound by streaming the full
+    tensors (``M^3`` entries per rule and children pair and length). So each group keeps the
+    left and right child states that some rule of it uses (``b_idx[b_ptr[g]:b_ptr[g + 1]]``,
+    ``c_idx[...]``; ``K_g`` = their product), each rule the parent states it reaches
+    (``a_idx[a_ptr[q]:a_ptr[q + 1]]``), and ``packed[t_ptr[q]:t_ptr[q + 1]]`` holds rule
+    ``q``'s ``(A_q, K_g)`` block of those entries. The entries left out are exact zeros, so
+    sums are unchanged (up to their order). The split sums of a group are kept on its ``K_g``
+    entries.
     """
 
     n_symbols: int

@@ -14,19 +14,15 @@ pairs (``CoarseGrammar`` indexes the rules by left child), each over the range o
 both children have mass (per-row extents, as in the Berkeley parser): a grammar of thousands
 of symbols stays cheap where its symbols are rare.
 
-Measured on the 249-word sentence of the PTB sample with the EM model's coarse grammar (206
-symbols, 1,502 pairs, 2,492 rules): 7.2-8.0 s for the pass before (a walk over the rules of
-the left child's symbols with a random look-up of the right child, 1.2 G rule visits at
-170 M/s), 1.1-1.3 s now; the test split's 345 sentences take 1.4 s instead of 1.6-1.7, and
-with the ``--vertical 2 --horizontal 2`` grammar (2,664 symbols) as long as before (8.5 s).
-Double precision, one sentence at a time, compiled with numba.
+The pass it replaced walked the rules of the left child's symbols with a random look-up of
+the right child, several times slower on a long sentence. Double precision, one sentence at
+a time, compiled with numba.
 
 A child's row times the split weights (``_weigh``) is formed only once one of its pairs
 applies in the span, and the sentences of a batch share one set of charts, each sentence
 zeroing what it wrote (``clear_charts``, by the rows' extents) instead of taking fresh zeroed
-memory. With the ``--vertical 2 --horizontal 2`` grammar the test split's whole command went
-from 16.0-16.5 s to 10.3-11.3 s (two runs each, alternating; 850,000 -> 93,000-129,000 page
-faults, 2.3 -> 0.7 s of system time); same outputs.
+memory, whose page faults cost grammars of thousands of symbols much system time; same
+outputs. The measurements behind these choices are in docs/design-notes.md (The coarse pass).
 """
 
 from __future__ import annotations
@@ -42,10 +38,10 @@ from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
 
 # The loops below run on slices (indices from 0): indexed as ``x[offset + t]``, numba's
-# negative-index wrap-around made LLVM vectorise them with gathers and scatters, and the pass
-# took 6.4 s on the 249-word sentence instead of 2.4. They are inlined into the phases, whose
-# fastmath flags (reassociation, fused multiply-add) let the reductions vectorise: as calls,
-# the test split took 2.15 s instead of 1.6.
+# negative-index wrap-around made LLVM vectorise them with gathers and scatters, which made
+# the pass several times slower. They are inlined into the phases, whose fastmath flags
+# (reassociation, fused multiply-add) let the reductions vectorise, which they did not as
+# calls.
 @njit(nogil=True, inline="always")
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
     """``x . y``."""
@@ -108,8 +104,7 @@ FAST = {"reassoc", "contract"}
 # The phases of ``sentence_posteriors`` are functions of their own (tests call them), inlined
 # into it (``inline="always"``) so that it compiles to the one kernel it was before the split.
 # As calls, a phase gets the chart index's arrays as arguments, which LLVM cannot tell apart
-# from the charts the phase writes: the inside phase took 1.4 times as long on the 249-word
-# sentence with its arrays passed in, and the outside phase 8 % longer on the test split.
+# from the charts the phase writes, and both phases ran slower so.
 
 
 class ChartIndex(NamedTuple):
@@ -118,7 +113,7 @@ class ChartIndex(NamedTuple):
     Spans are ``(i, j)``, ``0 <= i < j <= n``. Nothing loops over all ``N`` symbols per span:
     the symbols present at a start, at an end and in a span are listed as they appear (with
     the ``--vertical 2 --horizontal 2`` grammar, 2,664 symbols, loops over all of them made
-    the test split 1.5 times slower than the old kernel).
+    the pass slower than the old kernel).
     """
 
     n: int
@@ -157,9 +152,8 @@ def inside_chart(
     (start-major) and ``charts[1]`` (end-major); returns the ``ChartIndex`` of the items.
 
     Spans go by end ``j``, then start ``i`` from right to left, not by length: the end-major
-    rows of ``j`` that every span of the column reads stay in cache (2.4 s -> 1.7 s on the
-    249-word sentence). A child's row times the split weights (``_weigh``) is formed only
-    once one of its pairs applies in the span.
+    rows of ``j`` that every span of the column reads stay in cache. A child's row times the
+    split weights (``_weigh``) is formed only once one of its pairs applies in the span.
     """
     n, n_sym = lex.shape
     ins_s, ins_e = charts[0], charts[1]
@@ -411,9 +405,8 @@ def sentence_posteriors(
     ``root_inside``, ``outside_chart``, ``item_posteriors``, ``clear_charts``.
 
     The charts are packed (row ``(i, b)`` holds the ``n - i`` ends after ``i``): four of
-    ``N n (n + 1) / 2`` doubles, 51 MB each for the 249-word sentence; the pass's peak rose
-    from 145 MB to 200 MB (pages never written stay unmapped), the whole parse's from 454 MB
-    to 513 MB.
+    ``N n (n + 1) / 2`` doubles (pages never written stay unmapped; what they cost a long
+    sentence: docs/design-notes.md, The coarse pass).
     """
     ix = inside_chart(lex, left_ptr, pair_right, pair_ptr, parent, prob, charts)
     z = root_inside(charts, root, ix)
@@ -450,8 +443,7 @@ def coarse_posteriors(
     root = np.asarray(root, dtype=np.float64)
     # One set of charts for the batch, sized for its longest sentence and cleared by each
     # sentence of what it wrote: fresh zeroed charts per sentence cost a page fault per 4 KB
-    # touched (PCFG --vertical 2 --horizontal 2, 2,664 symbols: 805,000 faults and 2.2 s of
-    # system time on the test split).
+    # touched, much system time with a grammar of thousands of symbols.
     longest = int(max(layout.lengths, default=0))
     charts = np.zeros((4, chart_size(longest, n_sym)))
     for s, n in enumerate(layout.lengths):

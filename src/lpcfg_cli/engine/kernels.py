@@ -15,24 +15,23 @@ read once per chunk for every span of the chunk:
 Every array indexed by children states is kept on the group's live states only
 (``grammars.LatentGrammar``): ``z`` and ``W`` have ``K_g`` = (live left states) x (live
 right states) entries, ``T_q`` is rule ``q``'s packed ``(A_q, K_g)`` block, and the parent
-item's vector is read and written at the rule's live parent states. On the EM m = 16 model
-that is 22 % of the full tensors' entries (the rest are exact zeros); replayed on the test
-split's charts, one process, the latent pass went from 3.6-4.0 s to 2.5-2.9 s (28.2 -> 16.7
-GFLOP counted) and EM (m = 16, 3 iterations, whole command) from 24.1 to 16.6 s, with the
-same parses and EM parameters equal to 1e-14. An earlier attempt to loop over each rule's
-real states inside full-size tensors made the pass 5x slower: loop bounds known only at run
-time defeated vectorisation, which contiguous packed blocks do not.
+item's vector is read and written at the rule's live parent states. The entries left out
+are exact zeros, most of a trained model's tensors, so the passes do much less work with
+the same parses (docs/design-notes.md, Packed rule tensors). An earlier attempt to loop over
+each rule's real states inside full-size tensors made the pass several times slower: loop
+bounds known only at run time defeated vectorisation, which contiguous packed blocks do
+not.
 
 The rule products are compiled loops, applied only to the rows that have the rule's parent
 item, not BLAS calls: the chunks are sparse (on the test split with the EM m = 16 model a
 pair has 5 rows per length on average and a rule 4), and small matrix products through
 numba's ``np.dot`` paid for the call, for packing the tensor block and for rows without a
-parent item (measured against a BLAS version: within noise in the parser). The inside
-product takes four rows and two tensor rows at a time, the outside product four tensor rows
-at a time, so that each value loaded serves several multiply-adds. What remains is bound by
+parent item (a BLAS version was no faster in the parser). The inside product takes four
+rows and two tensor rows at a time, the outside product four tensor rows at a time, so that
+each value loaded serves several multiply-adds. What remains is bound by
 memory: streaming the packed tensors of every (pair, length), and the split entries, which
 read (and in the outside pass write) the vectors of two items at unrelated places of the
-chart (about 0.3 s each way on the test split).
+chart (docs/design-notes.md, Where the latent pass spends its time).
 """
 
 from __future__ import annotations

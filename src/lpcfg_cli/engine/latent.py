@@ -47,11 +47,11 @@ class PlanCache:
     same items with new parameters (EM: the training trees or strings every iteration).
 
     Planning a chunk (``kernels.plan_chunk``: rows, split entries, grouped by children pair)
-    took 57 % of an E-step from strings (2 states, 738K splits); it depends on the items
-    only, except for the pair scales and each parent's best one, which ``kernels.
-    refresh_plan`` recomputes from the current scales. Measured, alternating in one process:
-    that E-step 0.137 -> 0.040 s (18 MB of plans); treebank EM (m = 16, 3,253 trees)
-    0.47 -> 0.41 s per iteration (3 MB), where the rule products dominate.
+    was most of an E-step from strings with few states; it depends on the items only, except
+    for the pair scales and each parent's best one, which ``kernels.refresh_plan`` recomputes
+    from the current scales. Cached plans make such an E-step several times faster and
+    treebank EM, where the rule products dominate, somewhat faster (docs/design-notes.md,
+    The latent pass).
 
     Plans are built without the pruning of splits whose child span has no mass (those
     entries get weight 0), so that a later pass where the span has mass again is still
@@ -214,7 +214,8 @@ def _root_values(
 ) -> tuple[np.ndarray, ...]:
     """``(log Z per sentence, root items, their sentences, their root vectors, scaled Z per
     sentence)``. Every root item and its sentence as flat arrays: a Python loop over the
-    sentences took 19 of the 29 s of supervised EM on 10^5 trees (scripts/wcfg_random.py)."""
+    sentences took most of the time of supervised EM on many small trees
+    (scripts/wcfg_random.py; docs/design-notes.md, The latent pass)."""
     roots = layout.root_spans()
     log_z = np.full(len(roots), -np.inf)
     ok = roots >= 0

@@ -10,8 +10,8 @@ involving it is skipped.
 
 In single precision, values below ``FLUSH`` (relative to 1, or to the largest outside value) are
 flushed to zero: products of such values are subnormal numbers, which the processor handles
-dozens of times more slowly (measured: an EM m = 16 model parsed at 5.6 sentences/s with
-subnormals against 13.6 with the flush, same F1).
+dozens of times more slowly; with the flush the parser is faster at the same F1
+(docs/design-notes.md, The latent pass).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ def write_npz(fh: Any, arrays: dict[str, np.ndarray]) -> None:
     """``np.savez``'s archive (the same entries, layouts and dtypes), but with a fixed
     timestamp on every entry, so that equal models are equal files.
 
-    Entries are stored, not compressed: an m = 16 EM model's parameters (random-looking
-    doubles) deflate only from 82 to 61 MB, and inflating them took 0.3-0.4 s of every
-    ``parse`` start-up; reading the stored file takes 0.05 s."""
+    Entries are stored, not compressed: a latent model's parameters (random-looking
+    doubles) deflate little, and inflating them slowed every ``parse`` start-up several
+    times over reading the stored file (docs/design-notes.md, Model files)."""
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         for key, value in arrays.items():
             info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_TIME)
@@ -79,10 +79,9 @@ def _is_regular(fh: Any) -> bool:
 def _mapped(fh: Any, zf: zipfile.ZipFile, key: str) -> np.ndarray:
     """Entry ``key`` of a stored (uncompressed) ``.npz`` archive, memory-mapped
     copy-on-write instead of read: pages come from the page cache as they are used, and
-    processes parsing with the same model share them. Reading the EM m = 16 model (82 MB)
-    took 0.33 s of every ``parse`` start-up; mapping it takes 0.004 s (the rule tensors are
-    then touched once, 0.03 s, when the engine arranges them). Small or compressed entries
-    are read as usual."""
+    processes parsing with the same model share them, and a ``parse`` start-up no longer
+    waits for the whole file to be read (docs/design-notes.md, Model files). Small or
+    compressed entries are read as usual."""
     info = zf.getinfo(f"{key}.npy")
     if info.compress_type != zipfile.ZIP_STORED or info.file_size < 1 << 16:
         with zf.open(info) as entry:

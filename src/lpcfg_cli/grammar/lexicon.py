@@ -42,13 +42,10 @@ fewer than 100 times towards their unknown-word class. A rare training word give
 pre-terminals: its few tokens do not say which tags it can take. What this smooths is the latent
 states: a word seen twice under NN has seen two of NN's states, and its signature's rule
 spreads it over the states NN gives words of its shape. Letting the signature add
-pre-terminals the word never had (the Berkeley parser does) made the coarse pass 1.6-2.2x
-slower (more tags per rare word; whole parse of the test split with EM m = 16 8.9-12.1 s
-against 6.1-8.0 s restricted) for no gain on dev: strict dev F1 unrestricted / restricted,
-split-merge seeds 0-2 86.21, 86.71, 86.83 / 86.30, 86.62, 86.81 (both mean 86.58), the
-6-seed bundle 88.47 / 88.72, EM m = 16 85.78 / 85.30. ``SMOOTH`` was chosen on dev (strict
-F1 with unrestricted smoothing, 0 / 1 / 2 / 4 / 8): split-merge, mean of seeds 0-2, 85.98 /
-86.18 / 86.42 / 86.50 / 86.32; EM m = 16 84.89 / 85.88 / 85.78 / 85.62 / 85.33.
+pre-terminals the word never had (the Berkeley parser does) gained nothing on dev and made
+the coarse pass slower (more tags per rare word). ``SMOOTH`` was chosen on dev, between the
+best values for split-merge and for EM (both measurements: docs/treebanks.md, Known words
+smoothed towards their signature).
 """
 
 from __future__ import annotations
@@ -123,9 +120,8 @@ def _endings(word: str) -> list[str]:
     """Candidate suffixes of ``word``, longest first: its lower-cased endings of 4, 3 and 2
     letters that leave a stem of at least two characters; in a script without case (CJK,
     kana, Thai...), where one character is a morpheme or a syllable, also the last character,
-    with a stem of one. (Single letters of a cased script were measured worse: learned from
-    the PTB training split they gave strict dev F1 69.58 with the PCFG, against 69.82 for 2-4
-    letters and 69.98 for the hand-made English list this replaces.)"""
+    with a stem of one. (Single letters of a cased script parsed the PTB's dev split worse
+    than 2-4 letters: docs/treebanks.md, Unknown words, in any script.)"""
     lower = word.lower()
     uncased = lower[-1:].isalpha() and not (lower[-1:].islower() or lower[-1:].isupper())
     stem = 1 if uncased else 2
@@ -259,9 +255,9 @@ class Lexicon:
         self.rare_total = max(1, sum(counts[i] for i in self.signature_ids))
         self.counts = counts
         self.rare = rare
-        # A known word's entries, by (word, first in the sentence): its signature was
-        # recomputed for every token (0.29 s of a 10 s parse of the test split); bounded by
-        # twice the vocabulary.
+        # A known word's entries, by (word, first in the sentence), so that its signature is
+        # not recomputed for every token (docs/design-notes.md, Start-up); bounded by twice
+        # the vocabulary.
         self._known_entries: dict[tuple[str, bool], list[tuple[int, float, int]]] = {}
 
     @staticmethod

@@ -25,11 +25,9 @@ Step 3 and section 6.1. ``t(a -> b c, h2, h3 | a, h1) ∝ p(a -> b c | a) t(h1, 
 The CCA is ridge-regularised (``cca_ridge`` occurrences added to every feature's count
 where it scales by it, ``anchors.cca_vectors``; the paper does not say how it regularised its
 CCA): features seen a few times that always occur together have canonical correlation one
-and take directions from the frequent ones the pivots are picked among. Measured with
-``configs/pivot16.toml``, seeds 0-2, strict dev F1 for ridges 0 / 10 / 30 / 100: 84.29 ±
-0.57 / 85.24 ± 0.20 / 85.22 ± 0.32 / 84.47 ± 0.34 (300: 84.45, seed 0); test 81.80 ± 0.80
-with 0, 81.99 ± 0.49 with 10. Pivot+EM (``configs/pivot_em16.toml``) with 10: dev 87.61 ±
-0.19, test 83.98 ± 0.20 (with 0: 86.34 ± 0.31, 83.20 ± 0.36).
+and take directions from the frequent ones the pivots are picked among. The default ridge
+was chosen on dev with ``configs/pivot16.toml`` over three seeds; pivot+EM gains from it
+too (docs/learners/pivot.md, Where lpcfg departs from the paper).
 
 Robustness: a nonterminal gets ``k_a = min(m, count(a) / state_count, CCA rank,
 candidate pivots)`` distinct states; the model has ``m`` states for every symbol (so EM can

@@ -83,8 +83,9 @@ class Learner:
     method: ClassVar[str]
     family: ClassVar[str] = PARSING
     Options: ClassVar[type]
-    # Parsing: the decoder this learner's models want (``parsing.parser_options``); the
-    # measurements behind each choice are in ``learners.registry``.
+    # Parsing: the decoder this learner's models want (``parsing.parser_options``; why each
+    # learner wants its own: ``learners.registry``); the measurements behind each choice are
+    # in docs/parsing.md (Decoders).
     decode: ClassVar[str | None] = None
     takes_dev: ClassVar[bool] = True
     takes_start: ClassVar[bool] = False

@@ -15,7 +15,7 @@ A parsing method also says how its training trees are binarized unless the user 
 recorded in the model file): max-bracket for EM and split-merge models, which it parses
 better on dev; max-marginal (Goodman's) for the spectral family, as in the spectral papers
 (Cohen et al. 2012, 2014; Cohen & Collins 2014), and for the treebank PCFG, which loses
-with max-bracket. The measurements are in the documentation's parsing page.
+with max-bracket. The measurements are in docs/parsing.md (Decoders).
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ class Method:
 # Factoring n-ary nodes to the left (``X -> @X c_n``, the intermediate symbols nesting to
 # the left, as the Berkeley parser's default "RIGHT" binarization does) instead of to the
 # right suits the EM family and pivot better on dev; the treebank PCFG and spectral keep the
-# right (measurements: the documentation's results page).
+# right (measurements: docs/experiments/ptb.md, Factoring n-ary nodes).
 FACTOR_LEFT = {"factor": "left"}
 
 METHODS: dict[str, Method] = {

@@ -68,9 +68,9 @@ class SplitMergeOptions:
     noise: float = hyper(
         0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
     )
-    # Dev strict F1 of the best cycle, seeds 0-2: 85.78, 86.01, 86.14 with 0.1 against 84.70,
-    # 84.63, 85.29 with EM's 0.01 (test 82.65-83.12 against 81.42-82.18). Bundles prefer
-    # the diversity of 0.01 (six seeds: dev 88.35 against 87.63), see configs/best.toml.
+    # Ten times EM's 0.01: with 0.01 a single model overfits the small treebank after a few
+    # cycles and its best cycle scores lower on dev. Bundles prefer the diversity of 0.01
+    # (configs/best.toml). Measurements: docs/learners/splitmerge.md.
     smoothing: float = hyper(
         0.1,
         "EM: weight pulling each state's rule distribution to the state average.",

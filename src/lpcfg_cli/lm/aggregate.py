@@ -21,14 +21,11 @@ are chains. Parameters: ``r`` ``(V, m)`` (rows sum to one) and ``s`` stored tran
 The CCA of the pivot step is ridge-regularised (``cca_ridge`` occurrences added to every
 word's count where the CCA scales by it; ``learners.anchors.cca_vectors``), a deviation
 from the paper, which does not say how it regularised its CCA. Plain CCA of Brown's bigrams
-has its top 256 canonical correlations all in 0.996-1.0, rare collocations, so the
-randomized SVD's seed picked the directions and the frequent next words the anchors come
-from had no weight on them. Measured on dev's first half, seed 0, pivot+EM's best
-perplexity for ridges 0 / 300 / 1,000 / 3,000 / 10,000: m = 4: 428.5 / 386.9 / 376.6 /
-375.8 / 384.1; m = 16: 273.9 / 269.2 / 270.1 / 269.3 / 271.6; m = 32: 262.0 / 246.5 /
-249.2 / 252.2 / 254.5; m = 256: 251.8 / - / 241.2 / 239.3 / 240.4 (EM from a random start:
-409.6, 290.3, 276.4, 242.6); m = 2 and 8 move either way (492.7 / 506.9 / 502.8 / 498.4 /
-497.9; 330.2 / 336.2 / 329.8 / 336.0 / 305.3). 3,000 is the default.
+has its top canonical correlations all near one, rare collocations, so the randomized
+SVD's seed picked the directions and the frequent next words the anchors come from had no
+weight on them. The default, 3,000, was chosen by pivot+EM's perplexity on dev's first half
+over several ``m`` (docs/learners/language-models.md, Where lpcfg departs from the
+paper).
 
 The number of EM iterations is chosen on the first half of the dev text (its perplexity
 after every iteration; EM stops after ``patience`` iterations without improvement). Zeros
@@ -255,12 +252,10 @@ def em_step(
     ``prior`` > 0 adds ``prior / m`` to every expected count of ``(w1, h)`` before ``r`` is
     normalised: the M-step of MAP estimation under a Dirichlet prior on each ``r(. | w1)``
     (parameter ``1 + prior / m``), so that ``loglik + (prior / m) sum log r`` never
-    decreases. Measured on Brown (m = 256, EM from a random start, dev's first half picking
-    the iteration, seeds 0-2): maximum likelihood 242.8 on dev's first half, 207.3 on test;
-    with ``prior`` 3 / 5 / 10: 232.3 / 232.2 / 233.0 on dev's first half, 198.6 on test with
-    5, below the bigram Kneser-Ney baseline's 205 (a context seen a few times otherwise gets
-    the states of its few next words only). A prior on ``s`` instead (pseudo-count 10 per
-    state, spread as the unigram distribution; seed 0) reached 239.4.
+    decreases. On Brown it lowers dev and test perplexity, test below the bigram
+    Kneser-Ney baseline's (a context seen a few times otherwise gets the states of its few
+    next words only), and more than a prior on ``s`` does (docs/learners/language-models.md,
+    Where lpcfg departs from the paper; docs/experiments/brown.md, MAP EM).
     """
     w, loglik = bigrams.weights(r, s_t)
     m = r.shape[1]
@@ -387,9 +382,9 @@ def fit_r(
     prior) is concave in ``r``, so without ``dev`` EM runs to its maximum (until it gains
     less than ``r_tol`` relatively). With ``dev`` the
     iterate with the best dev perplexity is kept (``patience`` as for EM): the maximum fits
-    a context seen twice to its two next words, and measured on Brown (m = 128) EM started
-    from that maximum got worse on dev from its first iteration (dev perplexity 285 -> 487),
-    where EM from a random start improved for 10 iterations."""
+    a context seen twice to its two next words, and on Brown EM started from that maximum
+    got worse on dev from its first iteration, where EM from a random start improved for
+    several (docs/learners/language-models.md, Where lpcfg departs from the paper)."""
     v, m = s_t.shape
     r = np.full((v, m), 1.0 / m)
     best = Patience[np.ndarray](options.patience)

@@ -6,8 +6,7 @@ previous ids (padded with ``<s>`` at the start of the sentence) and the id predi
 word of a sentence and its ``</s>`` are predicted; ``<s>`` is context only.
 
 Counting is vectorised (numpy arrays, then ``scipy.sparse`` coo -> csr); the only Python
-loop over tokens is the dictionary look-up that turns words into ids (0.2 s for Brown's
-1.16M tokens).
+loop over tokens is the dictionary look-up that turns words into ids.
 """
 
 from __future__ import annotations
@@ -70,8 +69,8 @@ def brown_split(
     tokens are kept as words. ``lower=True`` lower-cases every token (a smaller vocabulary
     and fewer unknown words, but figures no longer comparable with the paper's).
 
-    Raises ``LpcfgError`` when nltk's Brown corpus is not installed. Loading takes about
-    9 s (nltk reads the zipped corpus).
+    Raises ``LpcfgError`` when nltk's Brown corpus is not installed. Loading takes seconds
+    (nltk reads the zipped corpus).
     """
     try:
         from nltk.corpus import brown

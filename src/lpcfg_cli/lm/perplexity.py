@@ -15,7 +15,8 @@ can be scored this way, because training words seen once were replaced by ``<unk
 ``<unk>`` has a trained probability in every context; this is what Bengio et al. (2003) do
 and keeps methods comparable (each is charged for every unknown word). The paper's NYT
 figures instead leave unknown words out, as SRILM does for words outside its vocabulary;
-on Brown that convention would drop the 5-7% of dev and test tokens that are ``<unk>``.
+on Brown that convention would drop every dev and test token that is ``<unk>`` (their
+share: docs/learners/language-models.md, Perplexity, counted the same way for every model).
 """
 
 from __future__ import annotations

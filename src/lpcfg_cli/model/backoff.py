@@ -34,7 +34,7 @@ def expected_counts(g: Grammar, coarse: PCFGParams) -> np.ndarray:
     """``E[a]``: expected occurrences of each symbol in a tree of the PCFG ``coarse``
     (solves ``(I - M^T) E = r``; a sparse system of the symbols' size)."""
     # Imported here, where a back-off is needed: at module level scipy.sparse and its
-    # linalg added 0.32 s of imports (python -X importtime) to every `lpcfg parse`, most of
+    # linalg added to the imports of every `lpcfg parse` (python -X importtime), most of
     # which never back off.
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla

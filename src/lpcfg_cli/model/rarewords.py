@@ -20,13 +20,13 @@ seen with (``Lexicon``: a word seen once as VBD must still be able to be a VBN).
 This separates the two jobs that one threshold did: how many rare tokens the signatures
 learn from, and which words the parser knows. It is the Berkeley parser's lexicon in this
 respect (its ``SophisticatedLexicon`` gathers signature statistics from rare words while
-every training word stays known). Measured on the standard split with
-``configs/splitmerge.toml``, seeds 0-2, mean strict F1 dev / test: ``rare`` 1 without
-restoring 86.55 / 83.21; restoring with ``rare`` 3, 6, 10: 86.64 / 83.82, 87.16 / 83.98,
-86.89 / 84.41 (``configs/splitmerge.toml`` uses 6; the other learners, and the six-model
-bundle of ``configs/best.toml``, prefer 1 on dev). Restricting a restored word to the tags
-it was seen with lost 0.4-0.7 dev F1 although tagging improved; restoring it with its own
-posterior latent states instead of its signature's gave dev 87.25 / test 83.88 (seeds 0-2).
+every training word stays known). Split-merge parses dev better with a larger ``rare``
+(``configs/splitmerge.toml`` uses 6); the other learners, and the six-model bundle of
+``configs/best.toml``, prefer 1 (docs/treebanks.md, Rare words;
+docs/learners/splitmerge.md, Rare words and smoothing). Restricting a restored word to the
+tags it was seen with lost dev F1 although tagging improved, and restoring it with its own
+posterior latent states instead of its signature's gave no clear gain (docs/tried.md,
+Lexicon and rare words).
 
 Only parsing restores: tree and string scores (``lpcfg score``, EM's dev likelihood) keep
 the training vocabulary, where a rare word is its signature, so that they are the trained

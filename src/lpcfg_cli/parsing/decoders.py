@@ -13,10 +13,10 @@ Berkeley parser scores ``TAG -> word``) and the root item's marginal (its ``ROOT
 Variational (Matsuzaki et al. 2005; the Berkeley parser's ``-variational``): the product of
 ``q = r(a -> b c, i, k, j) / mu(a, i, j)``, each rule's posterior given its parent's (the
 lexical rules' ``q`` is 1), times the root item's marginal: the best tree of the PCFG that
-approximates the latent model. (Until 2026-11-25 lpcfg called this one max-rule-product; the
-Berkeley parser's source, ``CoarseToFineMaxRuleParser``, divides by the parent's posterior
-only with ``-variational``.) Unlike max-marginal, every node of either result is expanded
-by a rule of the grammar.
+approximates the latent model. (It is not max-rule-product: the Berkeley parser's source,
+``CoarseToFineMaxRuleParser``, divides by the parent's posterior only with
+``-variational``; lpcfg's earlier max-rule-product was this one, see CHANGELOG.md.) Unlike
+max-marginal, every node of either result is expanded by a rule of the grammar.
 
 Max-bracket (``bracket_labels``): the tree maximising the sum, over the brackets EVALB will
 score in its debinarized form, of ``P(bracket) - theta``. A span labelled ``S+VP`` gives two
@@ -28,10 +28,9 @@ which counts a collapsed chain as one bracket and lets an ``@`` symbol's mass st
 brackets the output will not have. Keeping a bracket only when its posterior exceeds
 ``theta`` maximises (to first order) the expected F1 ``2M / (G + T)``: a bracket of
 posterior p adds about ``(2p - F) / (G + T)``, so theta ~ F / 2. theta = 0.4 was chosen on
-the dev split (strict F1, 0.35 / 0.4 / 0.42 / 0.45 / 0.5 against max-marginal; EM m = 16:
-85.83 / **86.06** / 86.01 / - / 85.98 against 85.82; split-merge seeds 0-2, mean: 87.62 /
-**87.68** / 87.66 / 87.64 / - against 87.52). Punctuation that EVALB deletes is not
-collapsed out of spans here, and labels count as written (no ADVP = PRT).
+the dev split, with EM and split-merge models, among values near F / 2 (docs/parsing.md,
+Max-bracket). Punctuation that EVALB deletes is not collapsed out of spans here, and labels
+count as written (no ADVP = PRT).
 
 Negative marginals: tensor-form (spectral) models can give negative or tiny marginals, since
 their parameters are only identified up to linear transforms and estimated with noise. We

@@ -88,8 +88,8 @@ class Parser:
         self.symbols = g.symbols
         self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
         # The latent pass runs in float32 with tiny values flushed to zero (see
-        # engine.scaling.FLUSH): an EM model (m = 16) parses 100 test sentences at 13.6
-        # sentences/s so, 8.6 in float64, 5.6 in float32 without the flush (subnormals).
+        # engine.scaling.FLUSH): faster than float64, and than float32 with subnormals, at the
+        # same F1 (docs/design-notes.md, The latent pass).
         # Parameters beyond float32's comfortable range (a tensor-form model from a learner
         # without singular-value guards can hold 1e30 and more) would overflow to inf and
         # poison every chart: such models run in float64.
@@ -309,8 +309,8 @@ class Parser:
         return self.parse(block), self.stats
 
     def warm_up(self) -> None:
-        """Load the compiled kernels (numba's on-disk cache: 0.3 s) by parsing two words, so
-        that processes forked afterwards share them instead of each loading them."""
+        """Load the compiled kernels (numba's on-disk cache) by parsing two words, so that
+        processes forked afterwards share them instead of each loading them."""
         stats, self.stats = self.stats, ParseStats()
         try:
             self.parse([["the", "."]])  # any words do: unknown ones get every signature

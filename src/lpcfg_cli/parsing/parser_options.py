@@ -16,11 +16,10 @@ from lpcfg_cli.treebank.sentences import spans
 DECODERS = ("max-marginal", "max-bracket", "max-rule-product", "variational")
 
 # The default ``max_length`` keeps the coarse chart of one sentence within this many
-# (span, symbol) items: the coarse pass holds about six float64 arrays of that shape (peak
-# resident memory grows by about 45 bytes per item), so 4.5e7 items are about 2 GB. For the
-# PTB's default binarization (206 symbols) that is 660 words; for a grammar binarized with
-# --vertical 2 --horizontal 2 (2,664 symbols), 183. Derived from the model alone, it gives
-# the same parses on every machine; sentences of that length take tens of seconds.
+# (span, symbol) items: the coarse pass holds about six float64 arrays of that shape, so
+# 4.5e7 items are about 2 GB. Derived from the model alone, it gives the same parses on every
+# machine (the lengths it gives for the PTB's grammars: docs/parsing.md, Long sentences and
+# memory).
 CHART_ITEMS = 45_000_000
 
 
@@ -34,11 +33,8 @@ def chart_length_limit(n_symbols: int, items: int = CHART_ITEMS) -> int:
 
 
 # Default coarse-posterior threshold, chosen on the dev split (wsj_0150-0174) with the m = 16
-# models of `make demo`. Strict dev F1 at 1e-5 / 1e-4 / 3e-4 / 1e-3: em 84.91 / 84.83 /
-# 84.99 / 84.80, spectral 84.99 / 84.93 / 84.95 / 84.86, pivot+em 85.81 / 85.82 / 85.92 /
-# 85.88, pivot 83.41 / 83.38 / 83.45 / 83.82: no loss down to 3e-4 (differences are within
-# +-0.1), while the latent pass of the test split does a quarter of the multiply-adds it does
-# at 1e-5 (30 instead of 116 GFLOP for em) and takes a fifth of the time.
+# models of `make demo`: no loss of F1 down to this threshold, while the latent pass does a
+# fraction of the work it does at 1e-5 (docs/parsing.md, Coarse-to-fine).
 PRUNE = 3e-4
 
 
@@ -58,7 +54,8 @@ class ParserOptions:
         min=1,
         kind="int",
     )
-    # Dev split, bundle of 3 split-merge seeds: strict F1 87.79 (product), 87.49 (mean).
+    # The product (Petrov's combination) is the default: on dev it scored above the mean or
+    # within noise of it (docs/parsing.md, Ensembles and products of grammars).
     combine: str = hyper(
         "product",
         "How the models of an ensemble (lpcfg bundle) vote: the "

@@ -6,8 +6,8 @@ written before the input ends. With ``jobs > 1`` the workers are forked from a p
 already holds the prepared parser: they share the model's memory (copy-on-write) instead of
 each loading it. Every process does its matrix products on one BLAS thread
 (``threadpoolctl``): the parallelism is the processes, and two BLAS pools per core would
-oversubscribe the machine (measured: a 2-thread BLAS beside another busy process made the
-latent pass 12x slower).
+oversubscribe the machine (a 2-thread BLAS beside another busy process made the latent pass
+many times slower: docs/parsing.md, Streaming and ``--jobs``).
 
 Workers are forked only as blocks need them, never more than ``jobs`` and never more than the
 blocks there are (three sentences parse in one process whatever ``jobs`` says); the command
@@ -34,10 +34,9 @@ from lpcfg_cli.treebank.sentences import blocks
 from lpcfg_cli.treebank.tree import Tree
 
 # Sentences per block: small enough to stream and to balance the load across workers. With
-# the default pruning the engine gains nothing from larger batches (the test split took 4.5-6.0
-# s of CPU in blocks of 24, 32 or 96, within this machine's noise), while --jobs 2 finished
-# 345 sentences in 5.6 s with blocks of 96 (four blocks: one worker got 3.4 s of work, the
-# other 2.3) and in 3.8 s with blocks of 24.
+# the default pruning the engine gains nothing from larger batches, while a few large blocks
+# leave one worker with much more work than the other (docs/parsing.md, Streaming and
+# ``--jobs``).
 BLOCK = 24
 
 # Blocks read ahead of the oldest one not yet returned, per worker: bounds memory (results

@@ -13,13 +13,11 @@ bound memory.
 Rank: the columns are scaled to unit norm (rank is unchanged; parameters of different
 scales no longer hide one another), then the singular values ``s`` of ``J`` are computed
 and every one above ``tolerance * s[0]`` counts. The verdict reports the gap at the cut,
-``s[r - 1] / s[r]``. Measured over the 3,976 checks of the paper's whole Figure 2 grid
-(d in 2..8, k in 2..d, L in 2..9; 1,472 rank-deficient): every value counted as zero is at
-most 3.0e-15 of the largest and every kept one at least 4.0e-11 (PCFG-IE from phiall, L = 3,
-d = k = 8: 2.2e-10), so the default tolerance is 1e-12, near the middle of that range in
-log scale (at 1e-11 the smallest kept value was only 4x above the cut). A verdict is
-reported uncertain when the gap is under 1e3 or a singular value lies within 10x of the
-cut on either side.
+``s[r - 1] / s[r]``. Over the checks of the paper's whole Figure 2 grid (d in 2..8, k in
+2..d, L in 2..9) the values counted as zero and the kept ones lie far apart, and the
+default tolerance, 1e-12, sits near the middle of that gap in log scale (the extremes:
+docs/learners/unmixing.md, The identifiability checker). A verdict is reported uncertain
+when the gap is under 1e3 or a singular value lies within 10x of the cut on either side.
 """
 
 from __future__ import annotations
@@ -38,8 +36,9 @@ UNCERTAIN_GAP = 1e3
 NEAR_CUT = 10.0  # a singular value this close to the cut makes the verdict uncertain
 # Complex entries of all memoised span tables of one chunk of perturbed points (512 MB).
 # The memo holds about 4 * sum_l C(l, r) tables with r marks for a dependency model: for
-# phi*** of 9 words over d = 8, 250 tables of d^2 * d^3 entries a point; one batch of all
-# 119 points took 11 GB at L = 8 before chunks were sized by the whole memo.
+# phi*** of 9 words over d = 8, 250 tables of d^2 * d^3 entries a point. Chunks are sized
+# by the whole memo, not by one table: one batch of all the points of a large check did not
+# fit in memory (docs/design-notes.md, Smaller notes).
 MEMO_ENTRIES = 1 << 25
 
 

@@ -3,8 +3,8 @@
 Sampling follows the generative process of Hsu, Kakade & Liang (2012), section 3: a
 topology uniform among those over ``L`` words, then states (or words) top-down. Both kinds
 of topology are drawn exactly by counts, one random choice per node for all the sentences
-of a length at once (numpy, no Python loop over sentences; 10^6 sentences of 3-10 words
-took 2.6 s from a PCFG-IE model and 3.5 s from a DEP-IES model here):
+of a length at once (numpy, no Python loop over sentences; timings: docs/design-notes.md,
+Smaller notes):
 
 - constituency: a span of ``n`` leaves splits after ``m`` with probability
   ``Catalan(m - 1) Catalan(n - m - 1) / Catalan(n - 1)``; nodes are visited in pre-order, so

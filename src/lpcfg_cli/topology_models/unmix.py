@@ -19,22 +19,22 @@ PCFG-IE (``unmix_pcfg_ie``), Proposition 1 with the base algorithm of section 5.
 Deviation in step 2-3: given several ``tau``, the one that best separates DECOMPOSE's
 eigenvalues is used (``unmix_pcfg_ie``; the paper draws one).
 
-Measured property of ``M`` (see ``mixing``): ``c`` is supported on the ``L = 3`` rows only
-(it is section 5.2's ``mu123 + mu132 - mu231``), and the null space of ``M^T`` (dimension
-16 for ``L_max = 10``) has no ``L = 3`` component (below 1e-17), so every representation of
-``e_Psi2`` by rows of ``M`` has the same ``L = 3`` part plus a zero-mean combination of
-longer sentences' moments, which are independent of the ``L = 3`` ones: no weighting of the
-rows lets longer sentences lower the variance of ``Psi2``. ``L_max > 3`` gives the
-``L_max = 3`` estimate (2e-15 apart on 10^6 sentences); ``pinv(M)`` entries below ``1e-12``
-of the largest (rounding of those exact zeros) are dropped so the longer sentences'
-moments are not computed for nothing.
+A property of ``M`` found by computing it (see ``mixing``): ``c`` is supported on the
+``L = 3`` rows only (it is section 5.2's ``mu123 + mu132 - mu231``), and the null space of
+``M^T`` has no ``L = 3`` component, so every representation of ``e_Psi2`` by rows of ``M``
+has the same ``L = 3`` part plus a zero-mean combination of longer sentences' moments, which
+are independent of the ``L = 3`` ones: no weighting of the rows lets longer sentences lower
+the variance of ``Psi2``. ``L_max > 3`` gives the ``L_max = 3`` estimate up to rounding
+(docs/learners/unmixing.md, Unmixing: learning from sentences alone); ``pinv(M)`` entries
+below ``1e-12`` of the largest (rounding of those exact zeros) are dropped so the longer
+sentences' moments are not computed for nothing.
 
 Accuracy from exact moments is limited by conditioning (DECOMPOSE's eigenvector error is
-about rounding / eigenvalue gap, then ``pinv(A)`` and ``T^{-1}`` amplify it): over 200
-uniform random d = 5, k = 3 models the largest error had median 2e-11 and was below 1e-8
-for 87% with one ``tau`` (5e-12 and 94% with the best of 16). From samples, uniform random
-models are barely learnable (the k-th singular value of ``Psi2`` is ~1e-3); see
-``separated_pcfg_ie`` and ``scripts/unmix_error.py``.
+about rounding / eigenvalue gap, then ``pinv(A)`` and ``T^{-1}`` amplify it): most uniform
+random models are recovered to near rounding, the nearly singular ones much worse. From
+samples, uniform random models are barely learnable (the k-th singular value of ``Psi2`` is
+small); see ``separated_pcfg_ie``, ``scripts/unmix_error.py`` and
+docs/experiments/identifiability.md (Unmixing).
 
 DEP-IES (``unmix_dep_ies``), section 5.3: ``pi`` from every position (all marginals are the
 stationary ``pi``), ``AA + A = [7(mu13 - mu12) + 2 mu~12] diag(pi)^{-1}``, eigenvalues
@@ -87,10 +87,11 @@ def _unmixing_row(length_max: int, lengths: tuple[int, ...]) -> tuple[np.ndarray
 
     ``c`` is the minimum-norm solution of ``M^T c = e_Psi2``, which is ``pinv(M)^T e_Psi2``;
     it is solved by LAPACK's complete orthogonal factorisation (``gelsy``: QR with column
-    pivoting, rank cut at ``1e-10`` of the largest; the smallest kept singular value of the
-    ``L_max = 10`` matrix is ``2.9e-5``, the dropped ones ``1e-16``) on one thread: an SVD of
-    the 990 x 2376 matrix took 0.8-1.2 s alone but 27-33 s while other processes shared the
-    machine's 2 cores (OpenBLAS threads waiting on each other); this takes 0.4 s."""
+    pivoting, rank cut at ``1e-10`` of the largest, far from both the kept and the dropped
+    singular values of the ``L_max = 10`` matrix) on one thread: an SVD of the 990 x 2376
+    matrix was slower alone and many times slower while other processes shared the
+    machine's cores (OpenBLAS threads waiting on each other); figures in
+    docs/experiments/identifiability.md (Unmixing)."""
     rs, ks, m = mixing.mixing_matrix(length_max)
     keep = np.isin([r.length for r in rs], lengths)
     sub = m[keep]
@@ -225,10 +226,8 @@ def unmix_pcfg_ie(
     one whose DECOMPOSE eigenvalues (``A^T tau``) are best separated (``eigen_gap``) is
     used. DECOMPOSE's eigenvectors err by about noise / gap, and ``A^T tau`` averages
     ``tau`` over each state's word distribution, so one random ``tau`` often leaves two
-    eigenvalues close. Measured (scripts/unmix_error.py, 5 separated d = 5, k = 3 models x
-    3 samples): median / worst largest error 0.035 / 0.12 at 10^4 sentences, 0.013 / 0.037
-    at 10^5, 0.004 / 0.008 at 10^6 with the best of 16, against 0.074 / 0.34, 0.037 / 0.083,
-    0.005 / 0.028 with one ``tau``."""
+    eigenvalues close. The best of several lowers the error, most on small samples
+    (scripts/unmix_error.py; docs/experiments/identifiability.md, Unmixing)."""
     if d < k:
         raise LpcfgError(f"pcfg-ie needs at least as many word types as states (d={d} < k={k})")
     taus = np.atleast_2d(np.asarray(tau, dtype=float))

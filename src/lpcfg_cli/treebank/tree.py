@@ -1,12 +1,11 @@
 """The tree type: a labelled node whose children are trees or words.
 
-lpcfg's own, in place of ``nltk.Tree``: importing nltk cost 1.1 s of every command's
-start-up (it imports ``scipy.stats`` and much else), 55 % of the time ``lpcfg parse`` took on a
-one-line input, and nltk's tree methods recurse, so that trees deeper than about 500 levels
-were refused or crashed. This type has the part of nltk's interface lpcfg uses (``label``,
-``set_label``, list behaviour) and every walk over it is iterative. Reading and writing the
-bracketed format is ``treebank.ptb``'s job; the walks (``iter_nodes``, ``leaves``,
-``tagged_words``, ``words``) are here.
+lpcfg's own, in place of ``nltk.Tree``: importing nltk (it imports ``scipy.stats`` and much
+else) was most of every command's start-up (docs/design-notes.md, Start-up), and nltk's tree
+methods recurse, so that trees deeper than about 500 levels were refused or crashed. This type
+has the part of nltk's interface lpcfg uses (``label``, ``set_label``, list behaviour) and
+every walk over it is iterative. Reading and writing the bracketed format is ``treebank.ptb``'s
+job; the walks (``iter_nodes``, ``leaves``, ``tagged_words``, ``words``) are here.
 """
 
 from __future__ import annotations

@@ -21,25 +21,24 @@ hold by construction; ``K`` holds (26) and (27) (and the equalities of 5.1), ``O
 the observations. Entry ``(o, i)`` of ``H`` is variable ``entry_var[o, i]``.
 
 Choices the paper leaves open, and deviations (measured on random 2-state 2-symbol PCFGs,
-``targets.random_pcfg``, L1 over the strings up to length 7):
+``targets.random_pcfg``, L1 over the strings up to length 7; the figures are in
+docs/learners/wcfg.md, Choices the paper leaves open, and deviations):
 
 - Projection: exact onto the whole constraint set at once (one sparse LU, see
   ``_Projector``) rather than "projecting iteratively on each constraint"; the result
-  meets ``K v = 0`` to ~1e-17 with no inner iterations. Distances are Frobenius norms of
+  meets ``K v = 0`` to rounding with no inner iterations. Distances are Frobenius norms of
   the full ``H``: a variable counts once per entry it stands for.
 - Shrinkage: ``tau_k = sigma_{n+1}`` of the projected point, our reading of "a
   thresholding-shrinkage operation for the target dimension"; a fixed ``tau`` (with or
-  without a rank cap ``n``) is available. On section 5.1's problem from samples (10
-  targets, median L1) it matches a plain rank-``n`` projection (``tau=0``) from 10^5
-  strings on (3.3e-3 vs 3.2e-3 at 10^6) and beats it below (8.0e-2 vs 1.1e-1 at 10^3);
-  it beats the 0-step completion from 10^5 on (7.5e-3 vs 9.1e-3; 3.3e-3 vs 5.8e-3 at
-  10^6) but not below (2.5e-2 vs 2.2e-2 at 10^4).
-- ``mu = 0`` by default: ``mu = 1/sqrt(N)`` raised the median L1 by 1.2-1.3x at every
-  sample size (the shrinkage then pulls the observed entries down by up to ``mu``).
+  without a rank cap ``n``) is available. On section 5.1's problem from samples it matches
+  a plain rank-``n`` projection (``tau=0``) on large samples and beats it on small ones; it
+  beats the 0-step completion on large samples but not on small ones.
+- ``mu = 0`` by default: ``mu = 1/sqrt(N)`` raised the median L1 at every sample size (the
+  shrinkage then pulls the observed entries down by up to ``mu``).
 - The spectral step reads the projection on ``C`` of the last iterate (feasible; Lemma 1
-  truncates it to rank ``n``). From exact statistics 50 steps reach L1 1e-11..1e-7 for 9
-  of 10 targets (one stalls at 4.5e-4: the non-convex rank-``n`` iteration can stop at a
-  point outside ``C``), 200 steps ~1e-15.
+  truncates it to rank ``n``). From exact statistics 50 steps reach a small L1 for most
+  targets (one may stall: the non-convex rank-``n`` iteration can stop at a point outside
+  ``C``), 200 steps rounding level.
 - Closed basis (5.3): the seeds are our reading; the paper's smallest row (1 x 11 -> H
   39 x 159, 34 observations) fits it (see ``close_basis``). Its inside-outside
   constraint counts (1,626 for that row, ~5 per row after) are far below the literal
@@ -484,10 +483,9 @@ def closed_problem(
     ``probs`` are the observed string probabilities (``string_probabilities``). Observation
     constraints (24) are set for every inside string of the closed basis that was observed
     (the paper's "sentences we train from") and, with ``unseen_zero``, ``p(x) = 0`` for the
-    others, as section 5.1 does: the empirical distribution is 0 there. Measured: on 4,000
-    Dyck strings (3 samples, bases 4x4 to 12x12) the zeros cut the L1 (length <= 7) by
-    ~25% (0.117 -> 0.081 at 4x4, n = 4); on WSJ10 (555 sentences, 6x14) they change the
-    expected training L1 by 1%."""
+    others, as section 5.1 does: the empirical distribution is 0 there. The zeros lower
+    the L1 on the Dyck language and change little on WSJ10 (docs/learners/wcfg.md, Choices
+    the paper leaves open, and deviations)."""
     d = _alphabet(probs, d)
     P, S = string_basis(probs, n_outsides, n_insides, d)
     outs, ins = close_basis(P, S, basis_yields(probs, P, S))
@@ -674,8 +672,8 @@ class _Projector:
         rest = r  # A (u - A^T y) - b: what the next round corrects, and the residual
         for k in range(20):
             # One product with A A^T per round serves both the check and the next
-            # correction (two per round before: the projections took 28 of 65 s in
-            # sparse products on the Dyck sample's 6 x 10 basis).
+            # correction (with two per round the sparse products were a large part of the
+            # projections: docs/design-notes.md, Smaller notes).
             y = y + self._lu.solve(rest)
             rest = r - self.A @ (self.A.T @ y)
             res = np.linalg.norm(rest)
@@ -846,8 +844,8 @@ def unsupervised_problem(
     over ``basis`` (``"simplified"``: section 5.1, strings up to length 3; ``"closed"``: the
     closed basis of 5.3 with ``n_outsides`` contexts counting ``<eps; eps>`` and
     ``n_insides`` insides counting the ``d`` symbols). It does not depend on the number of
-    states: build it once and call ``learn_from_problem`` for each (on the Dyck sample's
-    6 x 10 basis, building took 10 of the 21 s of each of the 7 fits of a state search)."""
+    states: build it once and call ``learn_from_problem`` for each (building was about half
+    of each fit of a state search: docs/design-notes.md, Smaller notes)."""
     probs = string_probabilities(strings, counts)
     if basis == "simplified":
         return simplified_problem(probs, d)
