@@ -105,3 +105,27 @@ def test_library_errors_name_parameters_not_flags():
     with pytest.raises(lp.LpcfgError) as caught:
         lp.EMOptions(states=0)
     assert "--" not in str(caught.value)
+
+
+def test_every_public_name_has_a_reference_entry():
+    """docs/python-api.md renders (mkdocstrings) each name of ``__all__`` from the module that
+    defines it: a ``::: module`` block whose ``members`` list names it (or lists them all)."""
+    import re
+
+    from tests.support import ROOT
+
+    text = (ROOT / "docs" / "python-api.md").read_text()
+    blocks: dict[str, str] = {}
+    for match in re.finditer(r"^::: (\S+)\n((?:    .*\n)*)", text, re.M):
+        blocks[match.group(1)] = match.group(2)
+    missing = []
+    for name in lp.__all__:
+        if name == "__version__":
+            continue
+        module = lp._LAZY[name]
+        options = blocks.get(module)
+        members = re.search(r"members: \[(.*)\]", options or "")
+        listed = members is None or name in re.split(r",\s*", members.group(1))
+        if options is None or not listed:
+            missing.append(f"{name} ({module})")
+    assert not missing, missing

@@ -93,8 +93,8 @@ _LAZY = {
     "NltkParser": "lpcfg_cli.parsing.nltk_parser",
     # evaluation
     "evaluate": "lpcfg_cli.treebank.evaluation",
-    "EvalResult": "lpcfg_cli.evalb",
-    "format_report": "lpcfg_cli.evalb",
+    "EvalResult": "lpcfg_cli.evalb.run",
+    "format_report": "lpcfg_cli.evalb.report",
 }
 
 __all__ = ["__version__", *_LAZY]
