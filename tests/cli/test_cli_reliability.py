@@ -18,6 +18,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -455,3 +456,29 @@ def test_a_line_typed_on_stdin_is_parsed_at_once(d):
         proc.stdin.close()
         proc.wait(timeout=60)
     assert proc.returncode == 0
+
+
+def test_an_error_after_a_terminating_signal_ends_by_the_signal(d, tmp_path):
+    """A signal whose exception C code swallowed can surface as some other error (numba's
+    callbacks fail in their own way): the run still ends by the signal, not with exit 2."""
+    code = (
+        "import os, signal, sys\n"
+        "from lpcfg_cli.cli.group import main\n"
+        "from lpcfg_cli.errors import LpcfgError\n"
+        "from lpcfg_cli.model.lpcfg import LPCFG\n"
+        "def load(path):\n"
+        "    try:\n"  # what a callback from C code does with the signal's exception
+        "        os.kill(os.getpid(), signal.SIGHUP)\n"
+        "    except BaseException:\n"
+        "        pass\n"
+        "    raise LpcfgError('the compiled code failed')\n"
+        "LPCFG.load = staticmethod(load)\n"
+        "sys.argv = ['lpcfg', 'parse', sys.argv[1], '-']\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "missing.npz")],
+        input="a b\n", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == -signal.SIGHUP, proc.stderr
+    assert "error" not in proc.stderr

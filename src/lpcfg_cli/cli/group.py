@@ -182,7 +182,11 @@ def _end_by_signal(signum: int) -> NoReturn:
 
 
 def _fail(message: str, status: int) -> NoReturn:
-    """Report ``message`` as the one error line (newlines folded) and exit."""
+    """Report ``message`` as the one error line (newlines folded) and exit; after a
+    terminating signal the error is its consequence (C code that swallowed the exception and
+    failed in its own way), so the process ends by the signal instead."""
+    if errors.terminated_by is not None and errors.terminated_by != signal.SIGINT:
+        _end_by_signal(errors.terminated_by)
     click.echo(f"lpcfg: error: {' '.join(message.splitlines())}", err=True)
     sys.exit(status)
 
