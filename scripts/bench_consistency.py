@@ -7,9 +7,10 @@ are from the truth: the mean |log p_hat(tree) - log p(tree)| on held-out trees (
 learners) and, for the pivot learner, the largest parameter error up to a permutation of
 latent states. Theory (Cohen et al. 2014, theorem 3; Cohen & Collins 2014, theorem 1)
 predicts errors falling like 1/sqrt(n). The unit tests check 10^3 -> 10^4; this script
-adds the slower 10^5.
+adds the slower 10^5. ``--plot PATH`` draws the errors against the number of trees on
+log-log axes with the 1/sqrt(n) slope (PATH.png, and PATH.json with the numbers).
 
-    python scripts/bench_consistency.py --sizes 1000,10000,100000
+    python scripts/bench_consistency.py --sizes 1000,10000,100000 [--plot out/consistency]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.learners.consistency import (
@@ -37,6 +39,7 @@ SPECTRAL = {"spectral (paper)": PAPER_SPECTRAL, "spectral (engineered)": ENGINEE
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--plot", default=None, help="draw PLOT.png (and PLOT.json)")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     rows = []
@@ -66,7 +69,31 @@ def main() -> int:
     for name, n, lp_err, p_err, sec in rows:
         perr = "" if p_err is None else f"{p_err:.4f}"
         print(f"| {name} | {n} | {lp_err:.4f} | {perr} | {sec:.1f} |")
+    if args.plot:
+        print(plot(Path(args.plot), rows))
     return 0
+
+
+def plot(path: Path, rows: list[tuple]) -> Path:
+    """Each learner's errors against the number of trees, log-log, with a 1/sqrt(n) line
+    through its first point (theory's rate: a parallel line is a consistent estimator)."""
+    from plots import Panel, Series, draw, slope_line
+
+    held = Panel("held-out error", "training trees M", "mean |log p_hat - log p|",
+                 logx=True, logy=True)  # fmt: skip
+    param = Panel("pivot: parameter error", "training trees M",
+                  "max parameter error (up to a permutation)", logx=True, logy=True)  # fmt: skip
+    for name in dict.fromkeys(r[0] for r in rows):
+        mine = [r for r in rows if r[0] == name]
+        ns = [r[1] for r in mine]
+        held.series.append(Series(name, ns, [r[2] for r in mine]))
+        if mine[0][3] is not None:
+            param.series.append(Series(name, ns, [r[3] for r in mine]))
+            param.series.append(slope_line("1/sqrt(M)", ns, mine[0][3], -0.5))
+    first = rows[0]
+    held.series.append(slope_line("1/sqrt(M)", [r[1] for r in rows if r[0] == first[0]],
+                                  first[2], -0.5))  # fmt: skip
+    return draw(path, [held, param], "Consistency on a synthetic two-state L-PCFG")
 
 
 if __name__ == "__main__":

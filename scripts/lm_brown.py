@@ -8,7 +8,7 @@ training time, and for each method the test perplexity of its model best on dev 
 half), as the paper does. Perplexity counts every word and every ``</s>``, unknown words as
 ``<unk>`` (``lpcfg_cli.lm.perplexity``), the same for every method. Writes markdown and JSON.
 
-    python scripts/lm_brown.py --data data/brown --out out/lm_brown
+    python scripts/lm_brown.py --data data/brown --out out/lm_brown [--plot PATH]
     python scripts/lm_brown.py --prior 5 --out out/lm_brown_prior   # MAP EM (not the paper's)
 """
 
@@ -63,6 +63,7 @@ def main() -> int:
         default=0.0,
         help="every method's EM with this Dirichlet pseudo-count on r (0: the paper's EM)",
     )
+    ap.add_argument("--plot", default=None, help="draw PLOT.png (and PLOT.json)")
     args = ap.parse_args()
     states = [int(x) for x in args.states.split(",")]
     seeds = [int(x) for x in args.seeds.split(",")]
@@ -135,7 +136,35 @@ def main() -> int:
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     out.with_suffix(".md").write_text(markdown(result, states))
     print(markdown(result, states))
+    if args.plot:
+        print(plot(Path(args.plot), result, states))
     return 0
+
+
+def plot(path: Path, result: dict[str, Any], states: list[int]) -> Path:
+    """Dev perplexity (second half) against m per method, mean ± sd over the seeds, the
+    Kneser-Ney lines and the paper's figures (dashed; NB the paper's vocabulary handling
+    differs, see the table's notes)."""
+    from plots import Panel, Series, draw, level_line
+
+    ours = Panel("lpcfg (mean ± sd over seeds)", "latent states m", "perplexity, dev 2nd half",
+                 logx=True)  # fmt: skip
+    paper = Panel("Cohen & Collins (2014), table 2, Brown", "latent states m",
+                  "perplexity, dev 2nd half", logx=True)  # fmt: skip
+    for method in METHODS:
+        ms = [m for m in states if any(r["method"] == method and r["states"] == m
+                                       for r in result["rows"])]  # fmt: skip
+        values = [[r["dev2"] for r in result["rows"] if r["method"] == method
+                   and r["states"] == m] for m in ms]  # fmt: skip
+        ours.series.append(Series(method, ms, [float(np.mean(v)) for v in values],
+                                  [float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+                                   for v in values]))  # fmt: skip
+        paper.series.append(Series(method, list(STATES), PAPER[method][0]))
+    for name, b in result["baselines"].items():
+        label = {"kn2": "bigram KN", "kn3": "trigram KN"}[name]
+        ours.series.append(level_line(label, states, b["dev2"]))
+        paper.series.append(level_line(label, STATES, PAPER_KN[name][0]))
+    return draw(path, [ours, paper], "Brown perplexity against m")
 
 
 def reach(history: list[float], target: float) -> int | None:

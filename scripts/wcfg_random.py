@@ -28,9 +28,12 @@ conditioned. The figure
 is KL(target || model) over the strings of at most ``--kl-length`` symbols (10, as the
 paper), both renormalised there, the model floored at 1e-12 (``wcfg.distances``); the
 geometric mean over targets, as in the paper, with run times (mean seconds per model).
-Writes ``wcfg_random.md`` and ``wcfg_random.json`` to ``--out``.
+Writes ``wcfg_random.md`` and ``wcfg_random.json`` to ``--out`` (``--name`` changes the
+stem), and with ``--plot PATH`` the KL-against-sample-size figure.
 
-    python scripts/wcfg_random.py --out results/wcfg
+    python scripts/wcfg_random.py --out results/wcfg --plot results/wcfg/kl     # figure 1
+    python scripts/wcfg_random.py --out results/wcfg --name wcfg_random_3x6 \\
+        --states 3 --symbols 6 --plot results/wcfg/kl_3x6                      # figure 2
 """
 
 from __future__ import annotations
@@ -227,6 +230,25 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot(path: Path, result: dict) -> Path:
+    """KL against sample size on log-log axes, one line per method (geometric mean over the
+    targets), as Bailly et al.'s figures 1 and 2."""
+    from plots import Panel, Series, draw
+
+    panel = Panel(
+        f"{result['targets']} random PCFGs, {result['states']} nonterminals, "
+        f"{result['symbols']} symbols",
+        "sample size (sentences)",
+        f"KL(target || model), strings of <= {result['kl_length']} symbols",
+        logx=True,
+        logy=True,
+    )
+    for method, got in result["kl_geometric_mean"].items():
+        sizes = [s for s in result["sizes"] if str(s) in got]
+        panel.series.append(Series(method, sizes, [got[str(s)] for s in sizes]))
+    return draw(path, [panel], "KL against sample size (Bailly et al. 2013, in kind)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("results/wcfg"))
@@ -252,6 +274,8 @@ def main() -> int:
         "--methods", type=lambda s: s.split(","), default=list(METHODS), help="comma-separated"
     )
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--name", default="wcfg_random", help="stem of the files written")
+    ap.add_argument("--plot", type=Path, default=None, help="draw PLOT.png (and PLOT.json)")
     ap.add_argument(
         "--jobs", type=int, default=2, help="targets run at once, one process each (default 2)"
     )
@@ -263,9 +287,11 @@ def main() -> int:
     result = run(args)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "wcfg_random.json").write_text(json.dumps(result, indent=1) + "\n")
-    (args.out / "wcfg_random.md").write_text(markdown(result))
+    (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=1) + "\n")
+    (args.out / f"{args.name}.md").write_text(markdown(result))
     print(markdown(result))
+    if args.plot:
+        print(plot(args.plot, result))
     print(f"{result['seconds']} s", file=sys.stderr)
     return 0
 
