@@ -19,10 +19,14 @@ Measures, for the chart-engine issue's acceptance figures:
 4. with --large, a treebank PCFG of over a thousand symbols (the training split binarized
    with --vertical 2 --horizontal 2) parsing the test split;
 5. with --berkeley, the 249-word sentence of the sample (training tree 1855) with both
-   parsers, on the first model.
+   parsers, on the first model;
+6. with --by-length, speed against sentence length for the first model and (with
+   --berkeley) the Berkeley parser, timed in alternation: the test sentences in buckets of
+   ten words, each bucket repeated to at least --bucket-size sentences, the start-up (a
+   command on one one-word sentence) subtracted; --plot draws it.
 
     python scripts/bench_parse.py --data data --models models/em.npz,models/spectral.npz \\
-        --berkeley ../shared/bench/berkeley --large [--repeat 3]
+        --berkeley BERKELEY_FOLDER --large [--repeat 3] [--by-length --plot out/speed]
 """
 
 from __future__ import annotations
@@ -149,11 +153,78 @@ def f1(gold: Path, test: Path) -> tuple[float, float]:
     return fig["fmeasure"], fig["strict_fmeasure"]
 
 
+def berkeley_command(folder: Path, words_file: Path, out: Path) -> list[str]:
+    return ["bash", str(folder / "parse.sh"), str(words_file), str(out)]
+
+
 def berkeley(folder: Path, words_file: Path, out: Path) -> float:
     """Median seconds the Berkeley parser's parse.sh takes (JVM start-up and grammar
     included) over ``REPEAT`` runs."""
-    command = ["bash", str(folder / "parse.sh"), str(words_file), str(out)]
-    return timed(command)[0]
+    return timed(berkeley_command(folder, words_file, out))[0]
+
+
+BUCKETS = [(1, 10), (11, 20), (21, 30), (31, 40), (41, 10_000)]
+
+
+def by_length(
+    model: str, folder: Path | None, sentences: list[list[str]], tmp: Path, size: int
+) -> dict:
+    """Seconds per sentence and sentences/s per length bucket, start-up subtracted, for
+    ``model`` (``--jobs 1``) and, with ``folder``, the Berkeley parser: every command of a
+    round (the start-up runs and each bucket, both parsers) runs once before the next round,
+    so that a drift of the machine's speed hits all alike."""
+    parsers = {"lpcfg": lambda text, out: parse_command(model, text, out, 1)}
+    if folder is not None:
+        parsers["berkeley"] = lambda text, out: berkeley_command(folder, text, out)
+    files, rows = [tmp / "start.txt"], []
+    files[0].write_text("Yes\n")
+    for low, high in BUCKETS:
+        bucket = [s for s in sentences if low <= len(s) <= high]
+        if not bucket:
+            continue
+        copies = -(-size // len(bucket))
+        path = tmp / f"bucket{low}.txt"
+        path.write_text("".join(" ".join(s) + "\n" for s in bucket) * copies)
+        files.append(path)
+        rows.append(
+            {
+                "bucket": f"{low}-{high}" if high < 10_000 else f"{low}+",
+                "sentences": len(bucket) * copies,
+                "mean_words": sum(map(len, bucket)) / len(bucket),
+            }
+        )
+    commands = [
+        [make(f, tmp / f"{name}.{f.stem}.out")] for name, make in parsers.items() for f in files
+    ]
+    times = iter(t for t, _ in timed_alternating(commands))
+    out: dict = {"rows": rows}
+    for name in parsers:
+        start = next(times)
+        out[f"{name}_startup"] = start
+        for row in rows:
+            seconds = max(next(times) - start, 1e-9)
+            row[f"{name}_seconds_per_sentence"] = seconds / row["sentences"]
+            row[f"{name}_rate"] = row["sentences"] / seconds
+    return out
+
+
+def plot_by_length(path: str, table: dict, model: str) -> Path:
+    """Sentences/s and seconds per sentence against mean sentence length, both parsers."""
+    from plots import Panel, Series, draw
+
+    x = [r["mean_words"] for r in table["rows"]]
+    names = [n for n in ("lpcfg", "berkeley") if f"{n}_startup" in table]
+    label = {"lpcfg": f"lpcfg ({Path(model).name}, --jobs 1)", "berkeley": "Berkeley parser (sm6)"}
+    rate = Panel("sentences/s (start-up subtracted)", "mean words per sentence in the bucket",
+                 "sentences/s", logy=True)  # fmt: skip
+    cost = Panel("seconds per sentence", "mean words per sentence in the bucket",
+                 "seconds / sentence", logy=True)  # fmt: skip
+    for n in names:
+        rate.series.append(Series(label[n], x, [r[f"{n}_rate"] for r in table["rows"]]))
+        cost.series.append(
+            Series(label[n], x, [r[f"{n}_seconds_per_sentence"] for r in table["rows"]])
+        )
+    return draw(path, [rate, cost], "Parsing speed against sentence length, test split, one run")
 
 
 def efficiency(model_path: str, sentences: list[list[str]]) -> dict:
@@ -184,6 +255,9 @@ def main() -> int:
         help="scaling check on the test split repeated this many times (0: skip)",
     )
     ap.add_argument("--json", default=None, help="also write the figures to this file")
+    ap.add_argument("--by-length", action="store_true", help="speed per length bucket (item 6)")
+    ap.add_argument("--bucket-size", type=int, default=150, help="sentences per bucket, at least")
+    ap.add_argument("--plot", default=None, help="with --by-length: draw PLOT.png and PLOT.json")
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing (median kept)")
     ap.add_argument(
         "--efficiency-only",
@@ -293,6 +367,19 @@ def main() -> int:
             f"{len(longest)}-word sentence: berkeley {b:.2f} s, lpcfg ({models[0]}) "
             f"{ours:.2f} s = {ours / b:.2f}x"
         )
+    if args.by_length and models:
+        folder = Path(args.berkeley) if args.berkeley else None
+        table = by_length(models[0], folder, sentences, tmp, args.bucket_size)
+        out["by_length"] = table
+        for row in table["rows"]:
+            line = f"words {row['bucket']:>6} ({row['sentences']} sentences): lpcfg "
+            line += f"{row['lpcfg_rate']:.1f} sentences/s"
+            if folder:
+                line += f", berkeley {row['berkeley_rate']:.1f} sentences/s"
+                line += f" = {row['lpcfg_rate'] / row['berkeley_rate']:.2f}x"
+            print(line)
+        if args.plot:
+            print(plot_by_length(args.plot, table, models[0]))
     if args.large:
         opts = BinarizeOptions(vertical=2, horizontal=2)
         prep = prepare([str(data / "train.mrg")], opts)
