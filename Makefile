@@ -17,7 +17,10 @@ SYNTHETIC_DATA ?= data-synthetic
 MODELS ?= models
 JOBS   ?= 2
 
-.PHONY: test test-slow data demo bench consistency clean brown
+FIGURES ?= docs/figures
+BERKELEY ?=
+
+.PHONY: test test-slow data demo bench consistency clean brown figures
 
 test: $(SETUP)
 	$(PYTHON) -m pytest -q
@@ -31,7 +34,7 @@ $(VENV)/.lpcfg-installed: pyproject.toml
 	  echo "make: lpcfg needs Python 3.11+, and $(BASE_PYTHON) is $$($(BASE_PYTHON) -V 2>&1);" \
 	       "try: make $(MAKECMDGOALS) BASE_PYTHON=python3.11" >&2; exit 1; }
 	test -x $(VENV)/bin/python || $(BASE_PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,plots]'
 	@touch $@
 
 data: $(DATA)/source.txt
@@ -50,6 +53,24 @@ bench: data
 
 consistency: $(SETUP)
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000
+
+# Every figure of the docs, from real runs (PNG + the JSON drawn, in $(FIGURES)); several
+# hours on 2 cores, table1.py the most of it (it resumes where it stopped). BERKELEY=DIR
+# (the folder of the Berkeley parser's parse.sh) puts it on the speed figure.
+figures: data brown
+	$(PYTHON) scripts/learning_curves.py --data $(DATA) --jobs $(JOBS) \
+	  --plot $(FIGURES)/learning_curves
+	test -f $(MODELS)/em.npz || $(LPCFG) train --config configs/em16.toml \
+	  --dev $(DATA)/dev.mrg $(DATA)/train.mrg -o $(MODELS)/em.npz
+	$(PYTHON) scripts/bench_parse.py --data $(DATA) --models $(MODELS)/em.npz --copies 0 \
+	  --by-length $(if $(BERKELEY),--berkeley $(BERKELEY)) --plot $(FIGURES)/speed_by_length
+	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 \
+	  --plot $(FIGURES)/consistency
+	$(PYTHON) scripts/lm_brown.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
+	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --targets 50 --plot $(FIGURES)/wcfg_kl
+	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --name wcfg_random_3x6 --states 3 \
+	  --symbols 6 --plot $(FIGURES)/wcfg_kl_3x6
+	$(PYTHON) scripts/table1.py --data $(DATA) --jobs $(JOBS) --plot $(FIGURES)/f1_against_m
 
 clean:
 	rm -rf $(MODELS) out $(SYNTHETIC_DATA)

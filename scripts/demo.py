@@ -7,7 +7,10 @@ the command that gets the sample) and runs on a synthetic treebank sampled from 
 random L-PCFG, kept apart from real data: the treebank in ``--synthetic-data``, models and
 outputs in a ``synthetic`` subfolder of ``--models`` and ``--out``, and every figure (the
 table's rows and headers, the training logs) labelled synthetic. Prints a markdown table of
-EVALB F1, strict F1, training time and parsing speed, also written to OUT/results.md.
+EVALB F1, strict F1, training time and parsing speed, also written to OUT/results.md, and
+writes OUT/report.html: the table, the learning curves of the methods that iterate (their
+``lpcfg train --log``) and each model's parsing speed against sentence length, a page a
+browser opens from disk (its figures, with the JSON drawn, in OUT/figures).
 
     python scripts/demo.py --data data --models models --jobs 2 [--methods pcfg,em]
 """
@@ -16,17 +19,22 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import html
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from bench_parse import by_length
+from learning_curves import curves
+from plots import Panel, Series, draw
 from prepare_data import SOURCE_FILE, STANDARD_SOURCE, folder_source, write_split
 
 from lpcfg_cli.errors import LpcfgError
@@ -193,6 +201,12 @@ def main() -> int:
     ap.add_argument("--jobs", default="2")
     ap.add_argument("--methods", default=",".join(AVAILABLE))
     ap.add_argument("--table", help="Write the markdown table here (default OUT/results.md).")
+    ap.add_argument(
+        "--bucket-size",
+        type=int,
+        default=60,
+        help="Sentences per length bucket of the report's speed plot (0: no speed plot).",
+    )
     args = ap.parse_args()
     data = choose_data(Path(args.data), Path(args.synthetic_data))
     models, out = Path(args.models), Path(args.out)
@@ -203,11 +217,16 @@ def main() -> int:
     label = LABEL if data.synthetic else ""
     folder = data.folder
     n_test = sum(1 for _ in (folder / "test.txt").open())
-    rows = []
+    rows, logs, speed = [], {}, {}
     for method in args.methods.split(","):
         model = models / f"{method.replace('+', '_')}.npz"
         extra = train_args(method, folder, args.jobs)
+        if method in ITERATES:
+            log = out / f"{method.replace('+', '_')}.train.jsonl"
+            extra += ["--log", str(log)]
         train_s = lpcfg("train", *extra, str(folder / "train.mrg"), "-o", str(model), label=label)
+        if method in ITERATES:
+            logs[method] = [json.loads(line) for line in log.read_text().splitlines() if line]
         parsed = out / f"{method.replace('+', '_')}.test.parsed"
         parse_s = lpcfg(
             "parse",
@@ -236,6 +255,10 @@ def main() -> int:
         )
         fig = json.loads(report.stdout)["all"]
         rows.append((method, fig["fmeasure"], fig["strict_fmeasure"], train_s, n_test / parse_s))
+        if args.bucket_size:
+            sentences = [line.split() for line in (folder / "test.txt").read_text().splitlines()]
+            with tempfile.TemporaryDirectory() as tmp:
+                speed[method] = by_length(str(model), None, sentences, Path(tmp), args.bucket_size)
     text = table(data, rows, args.jobs)
     print("\n" + text)
     destination = Path(args.table) if args.table else out / "results.md"
@@ -245,7 +268,78 @@ def main() -> int:
     except LpcfgError as err:
         raise SystemExit(f"demo: error: {err}") from None
     print(f"demo: table written to {destination}", file=sys.stderr)
+    report = write_report(out, text, logs, speed, data.synthetic)
+    print(f"demo: report written to {report}", file=sys.stderr)
     return 0
+
+
+ITERATES = {"em", "pivot+em"}  # the demo's methods whose training has steps to plot
+
+
+def write_report(
+    out: Path, text: str, logs: dict[str, list[dict]], speed: dict[str, dict], synthetic: bool
+) -> Path:
+    """OUT/report.html: the results table, the learning curves (``logs``: each method's
+    ``train --log`` records) and the speed against sentence length (``speed``: each
+    method's ``bench_parse.by_length`` table), its figures in OUT/figures."""
+    tag = "SYNTHETIC data: " if synthetic else ""
+    figures = []
+    if logs:
+        png = draw(out / "figures" / "learning_curves", curves(logs), f"{tag}learning curves")
+        figures.append((png, "Dev F1 and training log-likelihood after each EM iteration."))
+    if speed:
+        panel = Panel(
+            "seconds per sentence (start-up subtracted, --jobs 1)",
+            "mean words per sentence in the bucket",
+            "seconds / sentence",
+            logy=True,
+        )
+        for method, got in speed.items():
+            x = [r["mean_words"] for r in got["rows"]]
+            y = [r["lpcfg_seconds_per_sentence"] for r in got["rows"]]
+            panel.series.append(Series(method, x, y))
+        png = draw(out / "figures" / "speed_by_length", [panel], f"{tag}parsing speed")
+        figures.append((png, "Parsing time per sentence against its length, per model."))
+    body = [f"<h1>lpcfg demo{' (SYNTHETIC DATA)' if synthetic else ''}</h1>"]
+    for block in text.strip().split("\n\n"):
+        body.append(html_table(block) if block.startswith("|") else f"<p>{html.escape(block)}</p>")
+    for png, caption in figures:
+        src = html.escape(png.relative_to(out).as_posix())
+        body.append(
+            f'<figure><img src="{src}" alt="{html.escape(caption)}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+        )
+    page = REPORT.format(body="\n".join(body))
+    with atomic_output(out / "report.html") as fh:
+        fh.write(page)
+    return out / "report.html"
+
+
+def html_table(markdown: str) -> str:
+    """A markdown table (header, rule, rows) as HTML, every cell escaped."""
+    rows = [
+        [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        for line in markdown.splitlines()
+        if line.startswith("|") and not line.startswith("|---")
+    ]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    lines = ["<table>", f"<tr>{head}</tr>"]
+    for row in rows[1:]:
+        lines.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+    return "\n".join(lines + ["</table>"])
+
+
+REPORT = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>lpcfg demo report</title>
+<style>
+body {{ font-family: sans-serif; max-width: 60em; margin: 2em auto; }}
+table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #bbb; padding: .3em .6em; }}
+img {{ max-width: 100%; }} figcaption {{ color: #555; }}
+</style></head>
+<body>
+{body}
+</body></html>
+"""
 
 
 if __name__ == "__main__":

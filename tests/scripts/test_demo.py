@@ -101,6 +101,6 @@ def test_makefile_sets_up_the_venv_unless_python_is_given():
     # `-W pyproject.toml`: as if it had just changed, so the set-up is always due.
     assert dry_run("test", "PYTHON=python") == "python -m pytest -q\n"  # what .ci/run runs
     setup = dry_run("test")
-    assert "-m venv .venv" in setup and "pip install" in setup and "-e '.[test]'" in setup
+    assert "-m venv .venv" in setup and "pip install" in setup and "-e '.[test,plots]'" in setup
     assert setup.endswith(".venv/bin/python -m pytest -q\n")
     assert "-m venv .venv" in dry_run("demo")
