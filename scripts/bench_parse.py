@@ -19,7 +19,8 @@ Measures, for the chart-engine issue's acceptance figures:
 4. with --large, a treebank PCFG of over a thousand symbols (the training split binarized
    with --vertical 2 --horizontal 2) parsing the test split;
 5. with --berkeley, the 249-word sentence of the sample (training tree 1855) with both
-   parsers, on the first model;
+   parsers, on the first model (the Berkeley parser run with -maxLength above it: by
+   default it leaves sentences over 200 words unparsed, in no time);
 6. with --by-length, speed against sentence length for the first model and (with
    --berkeley) the Berkeley parser, timed in alternation: the test sentences in buckets of
    ten words, each bucket repeated to at least --bucket-size sentences, the start-up (a
@@ -153,14 +154,29 @@ def f1(gold: Path, test: Path) -> tuple[float, float]:
     return fig["fmeasure"], fig["strict_fmeasure"]
 
 
-def berkeley_command(folder: Path, words_file: Path, out: Path) -> list[str]:
-    return ["bash", str(folder / "parse.sh"), str(words_file), str(out)]
+def berkeley_command(folder: Path, words_file: Path, out: Path, max_length: int = 0) -> list[str]:
+    """The Berkeley parser on ``words_file``: its ``parse.sh``, or, to parse sentences over
+    its default limit of 200 words (beyond which it writes an empty ``(())`` without
+    parsing), its jar with ``-maxLength`` and the grammar parse.sh uses."""
+    if not max_length:
+        return ["bash", str(folder / "parse.sh"), str(words_file), str(out)]
+    jar = min(folder.glob("*.jar"))
+    grammar = folder / "train0001-0149-sm6.gr"
+    return ["java", "-Xmx4g", "-jar", str(jar), "-gr", str(grammar), "-maxLength",
+            str(max_length), "-inputFile", str(words_file), "-outputFile", str(out)]  # fmt: skip
 
 
 def berkeley(folder: Path, words_file: Path, out: Path) -> float:
     """Median seconds the Berkeley parser's parse.sh takes (JVM start-up and grammar
     included) over ``REPEAT`` runs."""
     return timed(berkeley_command(folder, words_file, out))[0]
+
+
+def unparsed(out: Path) -> int:
+    """Lines the Berkeley parser left without a parse (it writes ``(())``)."""
+    return sum(
+        1 for line in out.read_text().splitlines() if re.fullmatch(r"\(\s*\(\s*\)\s*\)", line)
+    )
 
 
 BUCKETS = [(1, 10), (11, 20), (21, 30), (31, 40), (41, 10_000)]
@@ -289,6 +305,7 @@ def main() -> int:
             "seconds": seconds,
             "rate": n / seconds,
             "f1": f1(test_mrg, tmp / "berkeley.out"),
+            "unparsed": unparsed(tmp / "berkeley.out"),
         }
         print(
             f"berkeley sm6: {n} sentences in {seconds:.2f} s = {n / seconds:.1f} "
@@ -358,10 +375,15 @@ def main() -> int:
         longest = max((words(r.tree) for r in trees), key=len)
         long_txt = tmp / "long.txt"
         long_txt.write_text(" ".join(longest) + "\n")
-        b = berkeley(Path(args.berkeley), long_txt, tmp / "long.berkeley")
-        ours, _ = timed(
-            lpcfg("parse", models[0], str(long_txt), "-o", str(tmp / "long.out"), "--no-progress")
+        long_out = tmp / "long.berkeley"
+        (b, _), (ours, _) = timed_alternating(
+            [
+                [berkeley_command(Path(args.berkeley), long_txt, long_out, len(longest) + 1)],
+                [parse_command(models[0], long_txt, tmp / "long.out")],
+            ]
         )
+        if unparsed(long_out):
+            raise SystemExit("bench_parse: the Berkeley parser left the long sentence unparsed")
         out["long_sentence"] = {"words": len(longest), "berkeley": b, "lpcfg": ours}
         print(
             f"{len(longest)}-word sentence: berkeley {b:.2f} s, lpcfg ({models[0]}) "

@@ -1,0 +1,51 @@
+"""scripts/bench_parse.py: the Berkeley parser's output checks and commands, and the speed
+by sentence length on a small model (the bench itself needs the Berkeley parser)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lpcfg_cli.treebank.ptb import format_tree
+from tests.support import SCRIPTS, invoke, synthetic_treebank
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    import bench_parse
+
+    return bench_parse
+
+
+def test_unparsed_counts_the_berkeley_parsers_empty_lines(bench, tmp_path):
+    out = tmp_path / "b.out"
+    out.write_text("( (S (NN a)) )\n(())\n( ( ) )\n((S (NN b)))\n")
+    assert bench.unparsed(out) == 2
+
+
+def test_a_long_sentence_runs_the_jar_with_a_higher_limit(bench, tmp_path):
+    (tmp_path / "BerkeleyParser-1.7.jar").write_text("")
+    short = bench.berkeley_command(tmp_path, tmp_path / "w", tmp_path / "o")
+    assert short[:2] == ["bash", str(tmp_path / "parse.sh")]
+    long = bench.berkeley_command(tmp_path, tmp_path / "w", tmp_path / "o", 250)
+    assert long[0] == "java" and long[long.index("-maxLength") + 1] == "250"
+    assert str(tmp_path / "BerkeleyParser-1.7.jar") in long
+
+
+def test_by_length_buckets_every_sentence_once_per_copy(bench, tmp_path):
+    trees = synthetic_treebank(tmp_path, 120, 40)
+    (tmp_path / "t.mrg").write_text("".join(format_tree(t) + "\n" for t in trees))
+    result = invoke("train", tmp_path / "t.mrg", "-o", tmp_path / "p.npz", "-q")
+    assert result.exit_code == 0, result.output
+    sentences = [line.split() for line in (tmp_path / "test.txt").read_text().splitlines()]
+    table = bench.by_length(str(tmp_path / "p.npz"), None, sentences, tmp_path, 25)
+    rows, covered = table["rows"], 0
+    for row in rows:
+        low, _, high = row["bucket"].rstrip("+").partition("-")
+        mine = [s for s in sentences if int(low) <= len(s) <= int(high or 10_000)]
+        assert row["sentences"] >= 25 and row["sentences"] % len(mine) == 0
+        assert row["mean_words"] == pytest.approx(sum(map(len, mine)) / len(mine))
+        assert row["lpcfg_rate"] > 0 and "berkeley_rate" not in row
+        covered += len(mine)
+    assert covered == len(sentences)  # every sentence in one bucket
+    assert table["lpcfg_startup"] > 0
