@@ -178,7 +178,9 @@ def times_markdown(table: dict, states: list[int]) -> str:
 def plot(path: Path, table: dict, states: list[int]) -> Path:
     """F1 against m per method (mean ± sd over seeds), dev and test; the paper's dev F1
     dashed."""
-    dev = Panel("dev F1 against m (ours: mean ± sd, 3 seeds)", "latent states m", "dev F1")
+    seeds = sorted({s for row in table.values() for cell in row.values() for s in cell["seeds"]})
+    dev = Panel(f"dev F1 against m (ours: mean ± sd over seeds {', '.join(map(str, seeds))})",
+                "latent states m", "dev F1")  # fmt: skip
     test = Panel("test F1 against m", "latent states m", "test F1")
     for method, row in table.items():
         ms = [m for m in states if m in row]
