@@ -116,7 +116,7 @@ def test_table1_plot_has_ours_and_the_paper(scripts, tmp_path):
     table = {"em": {8: {"dev_f1": (80.0, 1.0), "test_f1": (79.0, 0.5), "seeds": [0, 1]},
                     16: {"dev_f1": (82.0, 0.0), "test_f1": (81.0, 0.0), "seeds": [0]}}}  # fmt: skip
     dev, test = spec(table1.plot(tmp_path / "t", table, [8, 16]))["panels"]
-    assert dev["title"].endswith("over seeds 0, 1")
+    assert dev["title"].endswith("over seeds 0, 1)")
     assert dev["series"][0]["y"] == [80.0, 82.0] and dev["series"][0]["yerr"] == [1.0, 0.0]
     assert dev["series"][1]["y"] == table1.PAPER["em"]["dev"]
     assert test["series"][0]["y"] == [79.0, 81.0]
