@@ -43,7 +43,7 @@ def d(tmp_path_factory) -> Path:
     (d / "truncated.npz").write_bytes(whole[: len(whole) // 2])
     (d / "empty.npz").write_bytes(b"")
     (d / "folder").mkdir()
-    for name, version in [("v2", 2), ("v_str", "1"), ("v_none", None)]:
+    for name, version in [("v3", 3), ("v_str", "1"), ("v_none", None)]:
         rewrite_meta(d / "pcfg.npz", d / f"{name}.npz", format_version=version)
     (d / "bad.mrg").write_text("(S (NP (DT the) (NN cat))\n")
     return d
@@ -89,9 +89,9 @@ CORPUS = [
     ("parse {d}/missing.npz {d}/x.txt", "missing.npz: no such model file"),
     # format versions: say which the file has and which this lpcfg reads
     (
-        "parse {d}/v2.npz {d}/x.txt",
-        "v2.npz: model file has format version 2, written by a newer lpcfg (this lpcfg reads "
-        "format version 1 only: upgrade lpcfg)",
+        "parse {d}/v3.npz {d}/x.txt",
+        "v3.npz: model file has format version 3, written by a newer lpcfg (this lpcfg reads "
+        "format versions 1 and 2: upgrade lpcfg)",
     ),
     ("parse {d}/v_str.npz {d}/x.txt", "malformed format version '1' (this lpcfg reads format"),
     ("parse {d}/v_none.npz {d}/x.txt", "model file has no format version (this lpcfg reads"),

@@ -256,7 +256,7 @@ def test_train_pivot_and_pivot_em_then_parse(synthetic, tmp_path):
     assert "lpcfg: pivot:" in res.stderr and "distinct states" in res.stderr
     model = LPCFG.load(pivot)
     assert model.form == "probabilistic" and model.meta["method"] == "pivot"
-    assert model.check_probabilistic() < 1e-9
+    assert model.check_probabilistic() < 1e-6  # stored in float32
     both = tmp_path / "pivot_em.npz"
     res = run(
         "train",

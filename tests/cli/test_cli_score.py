@@ -51,7 +51,7 @@ def d(tmp_path_factory) -> Path:
 def test_train_from_text(d):
     model = LPCFG.load(d / "m.npz")
     assert model.grammar.symbols == ["X"] and sorted(model.grammar.words) == ["a", "b"]
-    assert model.check_probabilistic() < 1e-9 and model.max_states == 2
+    assert model.check_probabilistic() < 1e-6 and model.max_states == 2  # float32 file
     training = model.meta["training"]
     assert training["input"] == "text" and training["sentences"] == len(TEXT)
     assert training["distinct_sentences"] == 6 and training["empty_lines"] == 1

@@ -65,7 +65,8 @@ def test_wcfg_from_trees_is_the_library_model(d: Path, sample) -> None:
     # The same samples through the library (the treebank's words sorted: a = 0, b = 1).
     want = learn_supervised(sample, 4, d=2, n_insides=30, n_outsides=30)
     for x in [(0, 1), (0, 0, 1, 1), (0, 1, 0, 1), (1, 0)]:
-        assert got.value(x) == pytest.approx(want.value(x), rel=1e-9, abs=1e-12)
+        # the model file stores float32 parameters (files.packed_arrays)
+        assert got.value(x) == pytest.approx(want.value(x), rel=1e-6, abs=1e-12)
     scored = invoke("score", "--prob", out, d / "in.txt", "-q")
     assert scored.exit_code == 0, scored.output
     values = [float(v) for v in scored.output.split()]

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import lpcfg_cli as lp
+from lpcfg_cli.files.packed_arrays import as_stored
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.hyperparams import check, hyper_fields
 from lpcfg_cli.learners.registry import FAMILIES
@@ -105,7 +106,10 @@ def test_fits_saves_loads_and_is_usable(family, name, data, tmp_path):
     lp.save_model(model, path)
     again = lp.load_model(path)
     assert type(again) is type(model)
+    compact = family == "parsing" and again.meta["storage"]["dtype"] == "float32"
     for key, value in arrays_of(model).items():
+        if compact and key != "states":  # float32, entries the parser flushes dropped
+            value = as_stored(value)
         np.testing.assert_array_equal(value, arrays_of(again)[key], err_msg=key)
     sentences = data["sentences"][:5]
     if family == "parsing":

@@ -275,7 +275,7 @@ def test_a_symbol_with_lexical_and_binary_rules_goes_everywhere(tmp_path):
     model.save(tmp_path / "m.npz")
     model = LPCFG.load(tmp_path / "m.npz")
     assert model.grammar.is_preterminal[0] and model.grammar.is_interterminal[0]
-    assert model.check_probabilistic() < 1e-9
+    assert model.check_probabilistic() < 1e-6  # the file's float32
     for decode in ("max-marginal", "max-rule-product", "variational"):
         for prune in (0.0, 3e-4):
             parser = Parser(model, ParserOptions(prune=prune, decode=decode))

@@ -9,7 +9,9 @@ import zipfile
 import numpy as np
 import pytest
 
+from lpcfg_cli.engine.scaling import FLUSH
 from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.files.packed_arrays import DROP_BELOW, as_stored
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg
 
@@ -26,12 +28,80 @@ def saved(tmp_path):
 def test_round_trip(saved):
     model, path = saved
     back = LPCFG.load(path)
-    np.testing.assert_array_equal(back.binary, model.binary)
+    for key in ("binary", "lexical", "root"):  # float32, entries below DROP_BELOW dropped
+        np.testing.assert_array_equal(getattr(back, key), as_stored(getattr(model, key)))
     np.testing.assert_array_equal(back.states, model.states)
     assert back.grammar.symbols == model.grammar.symbols
     assert back.meta["history"] == model.meta["history"]
+    assert back.meta["format_version"] == 2
+    assert back.meta["storage"] == {"dtype": "float32", "drop_below": DROP_BELOW}
+    assert back.check_probabilistic() < 1e-6  # float32's rounding
+
+
+def test_exact_storage_round_trips_bit_for_bit(tmp_path):
+    model = random_lpcfg(inter=4, pre=4, words=12, states=3, seed=9)
+    model.binary[:5] = [1e-12, -1e-11, 1e-300, 0.1 + 1e-12, 0.0]
+    model.save(tmp_path / "x.npz", compact=False)
+    back = LPCFG.load(tmp_path / "x.npz")
+    for key in ("binary", "lexical", "root"):
+        np.testing.assert_array_equal(getattr(back, key), getattr(model, key))
+    assert back.meta["storage"] == {"dtype": "float64"}
+
+
+def test_compact_storage_drops_only_what_the_parser_flushes(tmp_path):
+    """Entries below DROP_BELOW (the engine's FLUSH) are dropped, the rest rounded to
+    float32; the mask holds one bit per entry, and a model too large for float32 parsing
+    keeps float64."""
+    assert DROP_BELOW == FLUSH
+    model = random_lpcfg(inter=4, pre=4, words=12, states=3, seed=9)
+    model.binary[:4] = [1e-12, -1e-11, 1e-10, -2e-10]
+    model.save(tmp_path / "c.npz")
+    with np.load(tmp_path / "c.npz", allow_pickle=False) as data:
+        assert "binary" not in data.files and data["binary_kept"].dtype == np.float32
+        assert len(data["binary_kept"]) == int((np.abs(model.binary) >= 1e-10).sum())
+        assert len(data["binary_mask"]) == (len(model.binary) + 7) // 8
+        assert data["lexical"].dtype == np.float32
+    back = LPCFG.load(tmp_path / "c.npz")
+    assert list(back.binary[:4]) == [0.0, 0.0, float(np.float32(1e-10)), float(np.float32(-2e-10))]
+    model.binary[7] = 1e25  # beyond float32 parsing: stored exactly
+    model.save(tmp_path / "big.npz")
+    back = LPCFG.load(tmp_path / "big.npz")
+    np.testing.assert_array_equal(back.binary, model.binary)
+    assert back.meta["storage"] == {"dtype": "float64"}
+
+
+def test_a_version_1_file_still_loads(tmp_path):
+    """Format version 1 (float64 throughout, as written before compact storage)."""
+    model = random_lpcfg(inter=4, pre=4, words=12, states=3, seed=9)
+    model.save(tmp_path / "new.npz", compact=False)
+    with np.load(tmp_path / "new.npz", allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(arrays["meta_json"].tobytes())
+    meta["format_version"] = 1
+    del meta["storage"]
+    arrays["meta_json"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "v1.npz", **arrays)
+    back = LPCFG.load(tmp_path / "v1.npz")
+    np.testing.assert_array_equal(back.binary, model.binary)
     assert back.meta["format_version"] == 1
-    assert back.check_probabilistic() < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda a: a.update(binary_mask=a["binary_mask"][:-1]), "a mask of"),
+        (lambda a: a.update(binary_kept=a["binary_kept"][:-1]), "the mask keeps"),
+        (lambda a: a.update(binary_mask=a["binary_mask"].astype(np.int16)), "malformed mask"),
+    ],
+)
+def test_a_mask_that_does_not_fit_is_a_corrupt_model(saved, tmp_path, change, message):
+    _, path = saved
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    change(arrays)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(LpcfgError, match=f"corrupt model: binary parameters: {message}"):
+        LPCFG.load(tmp_path / "bad.npz")
 
 
 def rewrite(path, **changes):
@@ -86,7 +156,7 @@ def test_large_arrays_are_mapped_copy_on_write(tmp_path):
     saved ones, stay writable, and writing to them leaves the file as it was."""
     model = random_lpcfg(inter=4, pre=4, words=12, states=16, seed=3)
     path = tmp_path / "big.npz"
-    model.save(path)
+    model.save(path, compact=False)
     assert model.binary.nbytes >= 1 << 16
     before = path.read_bytes()
     back = LPCFG.load(path)
@@ -100,7 +170,7 @@ def test_large_arrays_are_mapped_copy_on_write(tmp_path):
 def test_a_mapped_entry_shorter_than_its_header_is_refused(tmp_path):
     model = random_lpcfg(inter=4, pre=4, words=12, states=16, seed=3)
     path = tmp_path / "big.npz"
-    model.save(path)
+    model.save(path, compact=False)
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}
     binary = arrays.pop("binary")

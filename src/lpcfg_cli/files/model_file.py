@@ -38,8 +38,11 @@ KINDS = {
         "`lpcfg sample` draws sentences from it",
     ),
 }
-# The format version of each kind this lpcfg writes and reads.
-VERSIONS = {PARSING: 1, LANGUAGE: 1, TOPOLOGY: 1}
+# The format version of each kind this lpcfg writes, and the versions it reads. Parsing
+# models: version 2 stores parameters compactly (``files.packed_arrays``); version 1 files
+# (float64 throughout) still load.
+VERSIONS = {PARSING: 2, LANGUAGE: 1, TOPOLOGY: 1}
+READS = {PARSING: (1, 2), LANGUAGE: (1,), TOPOLOGY: (1,)}
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,11 @@ def read_model_file(path: str | os.PathLike[str], kinds: Collection[str]) -> Mod
 def check_version(kind: str, version: Any, name: str) -> None:
     """Refuse a format version this lpcfg cannot read, saying which the file has."""
     supported = VERSIONS[kind]
-    if type(version) is int and version == supported:
+    if type(version) is int and version in READS[kind]:
         return
-    reads = f"this lpcfg reads format version {supported} only"
+    versions = " and ".join(map(str, READS[kind]))
+    reads = f"this lpcfg reads format version{'s' if len(READS[kind]) > 1 else ''} {versions}"
+    reads += "" if len(READS[kind]) > 1 else " only"
     if version is None:
         message = f"model file has no format version ({reads})"
     elif type(version) is not int:

@@ -34,6 +34,7 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.files.model_file import PARSING, ModelFile, read_model_file, write_model_file
+from lpcfg_cli.files.packed_arrays import DROP_BELOW, pack, single_precision, unpack
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.lexicon import RareWords
 
@@ -306,17 +307,26 @@ class LPCFG:
 
     # ------------------------------------------------------------------ files
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], compact: bool = True) -> None:
         """Write the model atomically as one model file (``files.model_file``; ``-`` for
-        stdout)."""
+        stdout). ``compact``: parameters the parser runs in float32 are stored in float32
+        with the entries it would flush dropped (``files.packed_arrays``: the parses are
+        the same); else float64 throughout."""
+        models = (self, *self.members)
+        single = compact and single_precision(
+            *(a for m in models for a in (m.binary, m.lexical, m.root))
+        )
         header = {
             "form": self.form,
             "grammar": self.grammar.to_json(),
             **{
                 k: v
                 for k, v in self.meta.items()
-                if k not in ("format", "format_version", "grammar", "form")
+                if k not in ("format", "format_version", "grammar", "form", "storage")
             },
+            "storage": (
+                {"dtype": "float32", "drop_below": DROP_BELOW} if single else {"dtype": "float64"}
+            ),
         }
         if self.members:
             header["members"] = [{"form": m.form, **m.meta} for m in self.members]
@@ -324,18 +334,20 @@ class LPCFG:
             "rules_binary": self.grammar.binary,
             "rules_lexical": self.grammar.lexical,
             "rare_table": self.grammar.rare_words.table,
-            "states": self.states,
-            "binary": self.binary,
-            "lexical": self.lexical,
-            "root": self.root,
             "coarse_binary": self.coarse.binary,
             "coarse_lexical": self.coarse.lexical,
             "coarse_root": self.coarse.root,
         }
-        for i, m in enumerate(self.members):
-            arrays.update(
-                {f"member{i}_{k}": getattr(m, k) for k in ("states", "binary", "lexical", "root")}
-            )
+        for prefix, m in [("", self)] + [(f"member{i}_", m) for i, m in enumerate(self.members)]:
+            arrays[f"{prefix}states"] = m.states
+            if single:
+                arrays.update(pack(f"{prefix}binary", m.binary, sparse=True))
+                arrays.update(pack(f"{prefix}lexical", m.lexical, sparse=False))
+                arrays.update(pack(f"{prefix}root", m.root, sparse=False))
+            else:
+                arrays.update(
+                    {f"{prefix}{k}": getattr(m, k) for k in ("binary", "lexical", "root")}
+                )
         write_model_file(path, PARSING, header, arrays)
 
     @classmethod
@@ -372,9 +384,7 @@ class LPCFG:
                 cls(
                     grammar,
                     arrays[f"member{i}_states"],
-                    np.asarray(arrays[f"member{i}_binary"], dtype=np.float64),
-                    np.asarray(arrays[f"member{i}_lexical"], dtype=np.float64),
-                    np.asarray(arrays[f"member{i}_root"], dtype=np.float64),
+                    *_parameters(grammar, arrays, f"member{i}_"),
                     coarse,
                     form=str(m.get("form")),
                     meta={k: v for k, v in m.items() if k != "form"},
@@ -386,9 +396,7 @@ class LPCFG:
             model = cls(
                 grammar,
                 arrays["states"],
-                np.asarray(arrays["binary"], dtype=np.float64),
-                np.asarray(arrays["lexical"], dtype=np.float64),
-                np.asarray(arrays["root"], dtype=np.float64),
+                *_parameters(grammar, arrays, ""),
                 coarse,
                 form=str(meta.get("form")),
                 meta=extra,
@@ -421,6 +429,25 @@ class LPCFG:
                 raise LpcfgError(f"{what} parameters have {arr.size} entries, expected {size}")
             if not np.all(np.isfinite(arr)):
                 raise LpcfgError(f"{what} parameters are not all finite")
+
+
+def _parameters(
+    g: Grammar, arrays: dict[str, np.ndarray], prefix: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Binary, lexical and root parameters (flat float64) stored under ``prefix``, in
+    either storage (``files.packed_arrays``)."""
+    states = np.asarray(arrays[f"{prefix}states"], dtype=np.int64)
+    if states.ndim != 1 or len(states) != g.n_symbols or (states < 1).any():
+        raise LpcfgError("latent state counts do not match the symbol table")
+    sizes = {
+        "binary": int(
+            (states[g.binary[:, 0]] * states[g.binary[:, 1]] * states[g.binary[:, 2]]).sum()
+        ),
+        "lexical": int(states[g.lexical[:, 0]].sum()),
+        "root": int(states.sum()),
+    }
+    binary, lexical, root = (unpack(f"{prefix}{k}", arrays, n) for k, n in sizes.items())
+    return binary, lexical, root
 
 
 def _how(first: LPCFG, other: LPCFG) -> str:
