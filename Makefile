@@ -69,7 +69,8 @@ figures: data brown
 	$(PYTHON) scripts/lm_brown.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --targets 50 --plot $(FIGURES)/wcfg_kl
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --name wcfg_random_3x6 --states 3 \
-	  --symbols 6 --plot $(FIGURES)/wcfg_kl_3x6
+	  --symbols 6 --targets 50 --sizes 1000,10000,100000,1000000 --kl-length 7 \
+	  --methods "unsupervised spectral,supervised spectral" --plot $(FIGURES)/wcfg_kl_3x6
 	$(PYTHON) scripts/table1.py --data $(DATA) --jobs $(JOBS) --plot $(FIGURES)/f1_against_m
 
 clean:
