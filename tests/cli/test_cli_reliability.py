@@ -27,6 +27,18 @@ import pytest
 import lpcfg_cli
 from tests.support import TINY_TREES, invoke, lpcfg, one_error
 
+
+@pytest.fixture(autouse=True)
+def default_signals():
+    """The children these tests signal start with SIGTERM and SIGHUP at their defaults:
+    ignored dispositions are inherited, lpcfg keeps a signal its caller ignores (as under
+    ``nohup``), and a test run started under nohup would otherwise see no SIGHUP at all."""
+    saved = {s: signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
 TREES = TINY_TREES
 
 
