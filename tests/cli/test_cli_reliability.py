@@ -344,6 +344,23 @@ def test_parse_killed_by_a_signal_leaves_the_old_output_only(d, tmp_path, signum
     _only_the_old_output(target)
 
 
+def test_a_sighup_its_caller_ignores_stays_ignored(d, tmp_path):
+    """Under nohup (SIGHUP ignored) a hangup does not stop the parse: it finishes and
+    writes every line."""
+    (tmp_path / "in.txt").write_text("the cat sat on the mat\n" * 40_000)
+    target = tmp_path / "out.txt"
+    proc = subprocess.Popen(
+        lpcfg("parse", "-q", d / "pcfg.npz", tmp_path / "in.txt", "-o", target),
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    _wait_for(lambda: any(p.name.startswith(".lpcfg-") for p in tmp_path.iterdir()))
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert len(target.read_text().splitlines()) == 40_000
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_train_killed_by_a_signal_leaves_the_old_model_only(d, tmp_path, signum):
     target = _old_output(tmp_path)
