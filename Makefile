@@ -67,7 +67,7 @@ figures: data brown
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 \
 	  --plot $(FIGURES)/consistency
 	$(PYTHON) scripts/lm_brown.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
-	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --targets 50 --plot $(FIGURES)/wcfg_kl
+	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --plot $(FIGURES)/wcfg_kl
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --name wcfg_random_3x6 --states 3 \
 	  --symbols 6 --targets 50 --sizes 1000,10000,100000,1000000 --kl-length 7 \
 	  --methods "unsupervised spectral,supervised spectral" --plot $(FIGURES)/wcfg_kl_3x6
