@@ -127,6 +127,13 @@ def aggregate(records: list[dict], states: list[int]) -> dict:
     return table
 
 
+def figure(value: tuple[float, float], seeds: list[int]) -> str:
+    """``mean ± sd``, or the one value with its seed when a single seed ran."""
+    if len(seeds) == 1:
+        return f"{value[0]:.2f} (seed {seeds[0]} only)"
+    return f"{value[0]:.2f} ± {value[1]:.2f}"
+
+
 def markdown(table: dict, states: list[int]) -> str:
     """Dev F1 per m (mean ± sd over seeds; EM iterations kept per seed in parentheses), and
     test F1 of the m best on dev, the paper's row above ours."""
@@ -151,13 +158,13 @@ def markdown(table: dict, states: list[int]) -> str:
             if cell is None:
                 cells.append("")
                 continue
-            text = f"{cell['dev_f1'][0]:.2f} ± {cell['dev_f1'][1]:.2f}"
+            text = figure(cell["dev_f1"], cell["seeds"])
             if "em_iterations" in cell:
                 text += f" ({', '.join(map(str, cell['em_iterations']))})"
             cells.append(text)
         best = max(ours, key=lambda m: ours[m]["dev_f1"][0], default=None)
         test = (
-            f"{ours[best]['test_f1'][0]:.2f} ± {ours[best]['test_f1'][1]:.2f} (m = {best})"
+            f"{figure(ours[best]['test_f1'], ours[best]['seeds'])} (m = {best})"
             if best is not None
             else ""
         )
@@ -171,8 +178,7 @@ def times_markdown(table: dict, states: list[int]) -> str:
     lines = [head, "|---" * (len(states) + 1) + "|"]
     for method, row in table.items():
         cells = [
-            f"{row[m]['train_seconds'][0]:.0f} / {row[m]['test_f1'][0]:.2f} ± "
-            f"{row[m]['test_f1'][1]:.2f}"
+            f"{row[m]['train_seconds'][0]:.0f} / {figure(row[m]['test_f1'], row[m]['seeds'])}"
             if m in row
             else ""
             for m in states
