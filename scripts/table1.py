@@ -194,14 +194,15 @@ def plot(path: Path, table: dict, states: list[int]) -> Path:
     dev = Panel(f"dev F1 against m (ours: mean ± sd over seeds {', '.join(map(str, seeds))})",
                 "latent states m", "dev F1")  # fmt: skip
     test = Panel("test F1 against m", "latent states m", "test F1")
-    for method, row in table.items():
+    for i, (method, row) in enumerate(table.items()):
         ms = [m for m in states if m in row]
+        ours, paper = f"C{i}o-", f"C{i}x--"  # one colour per method, the paper's dashed
         dev.series.append(Series(f"lpcfg {method}", ms, [row[m]["dev_f1"][0] for m in ms],
-                                 [row[m]["dev_f1"][1] for m in ms]))  # fmt: skip
+                                 [row[m]["dev_f1"][1] for m in ms], style=ours))  # fmt: skip
         test.series.append(Series(f"lpcfg {method}", ms, [row[m]["test_f1"][0] for m in ms],
-                                  [row[m]["test_f1"][1] for m in ms]))  # fmt: skip
+                                  [row[m]["test_f1"][1] for m in ms], style=ours))  # fmt: skip
         dev.series.append(Series(f"paper {method} (sec. 22, 12x data)", PAPER_STATES,
-                                 PAPER[method]["dev"], style="x--"))  # fmt: skip
+                                 PAPER[method]["dev"], style=paper))  # fmt: skip
     return draw(path, [dev, test], "Cohen & Collins (2014) table 1, in kind")
 
 
