@@ -31,17 +31,11 @@ import time
 from pathlib import Path
 
 from bench_parse import berkeley_command, f1
+from demo import CONFIGS, TRAIN_CONFIG
 
 from lpcfg_cli.files.streams import atomic_output
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-LEARNERS = {
-    "pcfg": "standard",
-    "em": "em16",
-    "spectral": "spectral16",
-    "pivot+em": "pivot_em16",
-    "splitmerge": "splitmerge",
-}
+LEARNERS = {k: TRAIN_CONFIG[k] for k in ("pcfg", "em", "spectral", "pivot+em", "splitmerge")}
 
 
 def run(command: list[str], log: Path | None = None) -> tuple[float, float]:

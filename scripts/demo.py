@@ -54,6 +54,7 @@ TRAIN_CONFIG = {
     "spectral": "spectral16",
     "pivot": "pivot16",
     "pivot+em": "pivot_em16",
+    "splitmerge": "splitmerge",  # not in the demo (minutes), but the scripts' one list
 }
 
 

@@ -28,12 +28,12 @@ import sys
 import time
 from pathlib import Path
 
+from demo import CONFIGS, TRAIN_CONFIG
 from plots import Panel, Series, draw
 
 from lpcfg_cli.files.streams import atomic_output
 
-METHODS = {"em": "em16", "spectral": "spectral16", "pivot": "pivot16", "pivot+em": "pivot_em16"}
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+METHODS = {k: TRAIN_CONFIG[k] for k in ("em", "spectral", "pivot", "pivot+em")}
 EXTRA = {"pivot+em": ["--iterations", "10"]}
 # Cohen & Collins (2014), table 1: dev F1 (section 22) per m, with the EM iterations that
 # reached it for EM and pivot+EM, and test F1 (section 23) of the row's model best on dev.
