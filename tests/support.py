@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from lpcfg_cli.cli.group import main
@@ -75,6 +76,16 @@ def run(
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 DATA = ROOT / "tests" / "data"  # what the tests read that the repository holds
 SCRIPTS = ROOT / "scripts"
+
+# The EVALB tests' reference vectors (the original program's output) and their one tree.
+VECTORS = DATA / "evalb"
+FOLDERS = sorted(p.name for p in VECTORS.iterdir() if p.is_dir())
+needs_vectors = pytest.mark.skipif(
+    not FOLDERS, reason=f"EVALB reference vectors not found at {VECTORS}"
+)
+TREE = (
+    "(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
+)
 
 
 def load_script(name: str) -> ModuleType:

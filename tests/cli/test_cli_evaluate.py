@@ -16,17 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from lpcfg_cli.cli.group import main
-from tests.support import DATA
+from tests.support import FOLDERS, TREE, VECTORS, needs_vectors
 
-VECTORS = DATA / "evalb"  # the original program's output
-FOLDERS = sorted(p.name for p in VECTORS.iterdir() if p.is_dir())
-needs_vectors = pytest.mark.skipif(
-    not FOLDERS, reason=f"EVALB reference vectors not found at {VECTORS}"
-)
-
-TREE = (
-    "(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
-)
 STRICT = re.compile(
     r"\nStrict FMeasure \(all; skipped/error sentences counted as wrong\) = [ \d.]{6}  "
     r"\[\d+ of \d+ sentences not scored; R [\d.]+, P [\d.]+\]\n"

@@ -17,17 +17,7 @@ from lpcfg_cli.evalb import (
     format_report,
     root_convention,
 )
-from tests.support import DATA
-
-VECTORS = DATA / "evalb"  # the original program's output
-FOLDERS = sorted(p.name for p in VECTORS.iterdir() if p.is_dir())
-needs_vectors = pytest.mark.skipif(
-    not FOLDERS, reason=f"EVALB reference vectors not found at {VECTORS}"
-)
-
-TREE = (
-    "(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
-)
+from tests.support import FOLDERS, TREE, VECTORS, needs_vectors
 
 
 def lines(path: Path) -> list[str]:
