@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lpcfg_cli.engine.latent import PlanCache, inside_pass, lexical_items, outside_pass
+from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine
@@ -102,3 +104,33 @@ def test_train_ensemble_bundles_seeds(models, tmp_path):
         "train", "--method", "pcfg", "--ensemble", "2", tmp_path / "t.mrg", "-o", tmp_path / "p.npz"
     )
     assert bad.exit_code == 2 and "--ensemble needs a method with random choices" in bad.stderr
+
+
+@pytest.mark.parametrize("decode", ["max-marginal", "max-rule-product"])
+def test_members_share_chunk_plans_with_the_same_parses(models, decode):
+    """A bundle's members have the same rules, so the second member's latent pass refreshes
+    the first one's chunk plans instead of planning again: the same trees as when each
+    member plans for itself, and the second member's posteriors and log Z are those of its
+    own planned pass."""
+    both = LPCFG.load(models / "em1.npz").bundle(LPCFG.load(models / "em2.npz"))
+    sentences = [line.split() for line in (models / "test.txt").read_text().splitlines()]
+    shared = Parser(both, ParserOptions(decode=decode))
+    alone = Parser(both, ParserOptions(decode=decode))
+    assert shared.shared_plans
+    alone.shared_plans = False
+    assert [format_tree(r.tree) for r in shared.parse(sentences)] == [
+        format_tree(r.tree) for r in alone.parse(sentences)
+    ]
+
+    layout = SpanLayout([len(s) for s in sentences])
+    lex, keys, mu, _ = shared.coarse_pass(layout, sentences)
+    allowed = keys[mu >= 1e-4]
+    first, second = shared.latent
+    cache = PlanCache()
+    inside_pass(first, layout, allowed, lexical_items(first, layout, allowed, lex), cache=cache)
+    assert cache.chunks  # the first member's plans were kept
+    items = lexical_items(second, layout, allowed, lex)
+    refreshed = outside_pass(second, inside_pass(second, layout, allowed, items, cache=cache))
+    planned = outside_pass(second, inside_pass(second, layout, allowed, items))
+    np.testing.assert_allclose(refreshed.log_z, planned.log_z, rtol=1e-6)
+    np.testing.assert_allclose(refreshed.marginals(), planned.marginals(), rtol=1e-5, atol=1e-7)

@@ -408,10 +408,7 @@ class ItemChart:
         cache: PlanCache | None = None,
     ) -> Chart:
         """``inside_pass`` and ``outside_pass`` over the items."""
-        chart = inside_pass(g, self.layout, self.keys, self.lexical, cache=cache)
-        outside_pass(g, chart, weights=weights)
-        chart.plans = None
-        return chart
+        return self._both(g, outside_pass, weights, cache)
 
     def outside_counts(
         self,
@@ -421,7 +418,18 @@ class ItemChart:
         cache: PlanCache | None = None,
     ) -> Chart:
         """``inside_pass`` and ``outside_counts`` over the items (EM's E-step)."""
+        return self._both(g, outside_counts, weights, cache)
+
+    def _both(
+        self,
+        g: LatentGrammar,
+        outside: Callable[..., Chart],
+        weights: np.ndarray | None,
+        cache: PlanCache | None,
+    ) -> Chart:
+        """``inside_pass``, then ``outside`` (``outside_pass`` or ``outside_counts``); the
+        chart keeps no plans."""
         chart = inside_pass(g, self.layout, self.keys, self.lexical, cache=cache)
-        outside_counts(g, chart, weights=weights)
+        chart = outside(g, chart, weights=weights)
         chart.plans = None
         return chart

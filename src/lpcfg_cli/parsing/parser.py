@@ -23,7 +23,13 @@ import numpy as np
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
-from lpcfg_cli.engine.latent import anchored_rules, inside_pass, lexical_items, outside_pass
+from lpcfg_cli.engine.latent import (
+    PlanCache,
+    anchored_rules,
+    inside_pass,
+    lexical_items,
+    outside_pass,
+)
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.tokens import RulesByWord, token_rules
 from lpcfg_cli.model import rarewords
@@ -111,6 +117,13 @@ class Parser:
             and model.form == "probabilistic"
             and np.allclose(model.binary, model.coarse.binary)
             else [LatentGrammar.from_model(m, dtype=dtype) for m in models]
+        )
+        # The members of a product or ensemble trained on one treebank have the same rules,
+        # so the chunk plans of their latent passes over the same allowed items are the same
+        # but for the span scales: the first member plans, the others refresh its plans
+        # (``engine.latent.PlanCache``; docs/parsing.md, Ensembles and products of grammars).
+        self.shared_plans = len(self.latent) > 1 and all(
+            np.array_equal(lg.rules, self.latent[0].rules) for lg in self.latent[1:]
         )
         self.root_ok = np.array([not labels.is_intermediate(s) for s in g.symbols])
         self.brackets = (
@@ -252,9 +265,10 @@ class Parser:
             t0 = time.perf_counter()
             charts = []
             mrp = self.decode in ("max-rule-product", "variational")
+            cache = PlanCache() if self.shared_plans else None
             for lg in self.latent:
                 lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
-                chart = outside_pass(lg, inside_pass(lg, layout, allowed, lex))
+                chart = outside_pass(lg, inside_pass(lg, layout, allowed, lex, cache=cache))
                 if mrp:
                     anchored_rules(lg, chart)
                 chart.plans = None  # done with: free them before the next model's pass
