@@ -186,3 +186,43 @@ def test_a_mapped_entry_shorter_than_its_header_is_refused(tmp_path):
         zf.writestr("binary.npy", short.getvalue())
     with pytest.raises(LpcfgError, match="shorter than its header says"):
         LPCFG.load(path)
+
+
+def _ragged(seed: int) -> LPCFG:
+    """A model whose symbols have 1-3 states, with entries to drop, zeros and signs."""
+    base = random_lpcfg(inter=4, pre=4, words=12, states=3, seed=9)
+    rng = np.random.default_rng(seed)
+    states = rng.integers(1, 4, size=base.grammar.n_symbols)
+    model = LPCFG.zeros(base.grammar, states, base.coarse)
+    model.binary[:] = rng.uniform(-1, 1, size=len(model.binary))
+    model.binary[rng.random(len(model.binary)) < 0.4] = 1e-12  # dropped when stored
+    model.binary[rng.random(len(model.binary)) < 0.1] = 0.0
+    model.lexical[:] = rng.uniform(0, 1, size=len(model.lexical))
+    model.root[:] = rng.uniform(0, 1, size=len(model.root))
+    return model
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_parser_packs_a_compact_file_from_its_stored_entries(tmp_path, dtype):
+    """A compact file's binary parameters stay as stored until read; the parser's packed
+    tensors from them are those of the dense array, for ragged state counts and the
+    members of a bundle; reading ``binary`` expands them."""
+    from lpcfg_cli.engine.chart_grammars import LatentGrammar
+
+    for seed in (1, 2):
+        _ragged(seed).save(tmp_path / f"r{seed}.npz")
+    lazy = LPCFG.load(tmp_path / "r1.npz").bundle(LPCFG.load(tmp_path / "r2.npz"))
+    for part in (lazy, *lazy.members):
+        assert part.stored_binary is not None
+        dense_part = LPCFG(
+            part.grammar, part.states, part.stored_binary.dense(), part.lexical, part.root,
+            part.coarse, part.form, part.meta,
+        )  # fmt: skip
+        got = LatentGrammar.from_model(part, dtype=dtype)
+        want = LatentGrammar.from_model(dense_part, dtype=dtype)
+        assert got.packed.dtype == want.packed.dtype == dtype
+        for name in ("a_ptr", "a_idx", "b_ptr", "b_idx", "c_ptr", "c_idx", "t_ptr", "packed"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+        assert part.binary_absmax() == float(np.abs(dense_part.binary).max())
+    np.testing.assert_array_equal(lazy.binary, as_stored(_ragged(1).binary))
+    assert lazy.stored_binary is None and lazy.members[0].stored_binary is not None

@@ -124,17 +124,9 @@ class LatentGrammar:
     ) -> LatentGrammar:
         """``tensors`` ``(R, M, M * M)``, ``lexical`` ``(L, M)``, ``root`` ``(N, M)``."""
         rules = np.asarray(rules, dtype=np.int64).reshape(-1, 3)
-        r = tensors.shape[0]
-        n = n_symbols
-        key = rules[:, 1] * n + rules[:, 2]
-        order = np.lexsort((rules[:, 0], key))
-        skey = key[order]
-        first = np.flatnonzero(np.r_[True, skey[1:] != skey[:-1]]) if r else np.zeros(0, int)
-        ptr = np.append(first, r).astype(np.int64)
-        pair_group = np.full(n * n, -1, dtype=np.int32)
-        pair_group[skey[first]] = np.arange(len(first), dtype=np.int32)
-        grammar = cls(
-            n,
+        order, ptr, pair_group = _grouping(n_symbols, rules)
+        return cls(
+            n_symbols,
             int(tensors.shape[1]),
             rules,
             order,
@@ -146,20 +138,41 @@ class LatentGrammar:
             np.asarray(lexical_parent, np.int64),
             np.ascontiguousarray(root, dtype=dtype),
         )
-        return grammar
 
     @classmethod
     def from_model(cls, model, dtype: type = np.float64) -> LatentGrammar:
-        """Arrange an ``LPCFG``'s parameters (per-symbol state counts padded to the largest)."""
+        """Arrange an ``LPCFG``'s parameters (per-symbol state counts padded to the largest).
+
+        A model whose binary parameters are still as a compact file stores them
+        (``LPCFG.stored_binary``) is packed from the stored entries, to the same arrays as
+        from its dense tensors, without the dense float64 array or the padded tensors."""
         g = model.grammar
-        return cls.from_arrays(
+        stored = model.stored_binary
+        if stored is None:
+            return cls.from_arrays(
+                g.n_symbols,
+                g.binary,
+                model.padded_binary(),
+                model.padded_lexical(),
+                g.lexical[:, 0],
+                model.padded_root(),
+                dtype,
+            )
+        rules = np.asarray(g.binary, dtype=np.int64).reshape(-1, 3)
+        order, ptr, pair_group = _grouping(g.n_symbols, rules)
+        dims = model.states[rules]
+        return cls(
             g.n_symbols,
-            g.binary,
-            model.padded_binary(),
-            model.padded_lexical(),
-            g.lexical[:, 0],
-            model.padded_root(),
-            dtype,
+            model.max_states,
+            rules,
+            order,
+            rules[order, 0].copy(),
+            ptr,
+            pair_group,
+            *_pack_stored(stored, model.binary_offsets, dims, order, ptr, model.max_states, dtype),
+            np.ascontiguousarray(model.padded_lexical(), dtype=dtype),
+            np.asarray(g.lexical[:, 0], np.int64),
+            np.ascontiguousarray(model.padded_root(), dtype=dtype),
         )
 
     def with_parameters(
@@ -209,6 +222,121 @@ class LatentGrammar:
         return out
 
 
+def _grouping(n: int, rules: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rule_order, group_ptr, pair_group)`` of rules ``(R, 3)`` over ``n`` symbols:
+    sorted by children pair, then parent."""
+    r = len(rules)
+    key = rules[:, 1] * n + rules[:, 2]
+    order = np.lexsort((rules[:, 0], key))
+    skey = key[order]
+    first = np.flatnonzero(np.r_[True, skey[1:] != skey[:-1]]) if r else np.zeros(0, int)
+    ptr = np.append(first, r).astype(np.int64)
+    pair_group = np.full(n * n, -1, dtype=np.int32)
+    pair_group[skey[first]] = np.arange(len(first), dtype=np.int32)
+    return order, ptr, pair_group
+
+
+def _empty_packing(n_groups: int, dtype: type) -> tuple:
+    zero = np.zeros(1, np.int64)
+    zg = np.zeros(n_groups + 1, np.int64)
+    empty = np.zeros(0, np.int64)
+    return zero, empty, zg, empty, zg.copy(), empty, zero.copy(), np.zeros(0, dtype)
+
+
+def _pack_stored(stored, offsets, dims, order, group_ptr, m: int, dtype: type) -> tuple:
+    """``_pack`` of the binary tensors of a model whose parameters are ``stored``
+    (``files.packed_arrays.StoredEntries`` of the flat ragged array: rule ``r``'s
+    ``dims[r]`` block at ``offsets[r]``), read off the entries: the same arrays, in
+    ``dtype``, as ``_pack`` of the padded dense tensors."""
+    r = len(order)
+    n_groups = len(group_ptr) - 1
+    if r == 0:
+        return _empty_packing(n_groups, dtype)
+    flush = FLUSH if dtype == np.float32 else 0.0
+    order = np.asarray(order, np.int64)
+    inv = np.empty(r, np.int64)
+    inv[order] = np.arange(r)
+    rule_group = np.repeat(np.arange(n_groups), np.diff(group_ptr))
+    args = (stored.mask, stored.size, stored.kept, offsets, dims, inv, rule_group, flush)
+    live_a, gb, gc = _stored_live(*args, m, n_groups)
+    a_cnt, b_cnt, c_cnt = live_a.sum(1), gb.sum(1), gc.sum(1)
+    a_ptr, b_ptr, c_ptr = (np.r_[0, np.cumsum(x)].astype(np.int64) for x in (a_cnt, b_cnt, c_cnt))
+    a_idx, b_idx, c_idx = (np.nonzero(x)[1].astype(np.int64) for x in (live_a, gb, gc))
+    ranks = tuple(np.cumsum(x, axis=1) - 1 for x in (live_a, gb, gc))
+    width = b_cnt * c_cnt
+    t_ptr = np.r_[0, np.cumsum(a_cnt * width[rule_group])].astype(np.int64)
+    packed = np.zeros(t_ptr[-1], dtype=dtype)
+    _stored_fill(*args, t_ptr, *ranks, c_cnt, width, packed)
+    return a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed
+
+
+@njit(nogil=True, inline="always")
+def _entry(t, r, offsets, dims):
+    """Rule and states ``(r, a, b, c)`` of flat entry ``t``, walking ``r`` forward."""
+    while t >= offsets[r + 1]:
+        r += 1
+    local = t - offsets[r]
+    mb, mc = dims[r, 1], dims[r, 2]
+    a = local // (mb * mc)
+    rest = local - a * mb * mc
+    b = rest // mc
+    return r, a, b, rest - b * mc
+
+
+@njit(nogil=True)
+def _stored_live(mask, size, kept, offsets, dims, inv, rule_group, flush, m, n_groups):
+    """``_live_states`` from stored entries: per sorted rule its live parent states, per
+    group its live left and right child states (an entry lives if ``>= flush``)."""
+    live_a = np.zeros((len(inv), m), np.bool_)
+    gb = np.zeros((n_groups, m), np.bool_)
+    gc = np.zeros((n_groups, m), np.bool_)
+    k, r = 0, 0
+    for byte in range(len(mask)):
+        bits = mask[byte]
+        if bits == 0:
+            continue
+        for bit in range(8):
+            t = byte * 8 + bit
+            if not (bits >> (7 - bit)) & 1 or t >= size:
+                continue
+            v = kept[k]
+            k += 1
+            if v == 0.0 or abs(v) < flush:
+                continue
+            r, a, b, c = _entry(t, r, offsets, dims)
+            q = inv[r]
+            g = rule_group[q]
+            live_a[q, a] = True
+            gb[g, b] = True
+            gc[g, c] = True
+    return live_a, gb, gc
+
+
+@njit(nogil=True)
+def _stored_fill(
+    mask, size, kept, offsets, dims, inv, rule_group, flush, t_ptr, ra, rb, rc, nc, width, out
+):
+    """Each live stored entry into its rule's packed ``(A_q, K_g)`` block (``ra``, ``rb``,
+    ``rc``: a state's place among the rule's or group's live states)."""
+    k, r = 0, 0
+    for byte in range(len(mask)):
+        bits = mask[byte]
+        if bits == 0:
+            continue
+        for bit in range(8):
+            t = byte * 8 + bit
+            if not (bits >> (7 - bit)) & 1 or t >= size:
+                continue
+            v = kept[k]
+            k += 1
+            if v == 0.0 or abs(v) < flush:
+                continue
+            r, a, b, c = _entry(t, r, offsets, dims)
+            q = inv[r]
+            g = rule_group[q]
+            out[t_ptr[q] + ra[q, a] * width[g] + rb[g, b] * nc[g] + rc[g, c]] = v
+
+
 def _pack(tensors: np.ndarray, order: np.ndarray, group_ptr: np.ndarray, dtype: type) -> tuple:
     """``LatentGrammar``'s live-state arrays and packed blocks of ``tensors`` (``(R, M, M *
     M)``, any float type, grammar order) in ``dtype``. In single precision entries below
@@ -217,10 +345,7 @@ def _pack(tensors: np.ndarray, order: np.ndarray, group_ptr: np.ndarray, dtype: 
     flush = FLUSH if dtype == np.float32 else 0.0
     t4 = tensors.reshape(r, m, m, m)
     if r == 0:
-        zero = np.zeros(1, np.int64)
-        zg = np.zeros(len(group_ptr), np.int64)
-        empty = np.zeros(0, np.int64)
-        return zero, empty, zg, empty, zg.copy(), empty, zero.copy(), np.zeros(0, dtype)
+        return _empty_packing(len(group_ptr) - 1, dtype)
     live_a, live_b, live_c = _live_states(t4, np.asarray(order, np.int64), flush)
     proto = np.zeros(0, dtype)
     flat = np.ascontiguousarray(tensors).reshape(-1)

@@ -34,7 +34,13 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.files.model_file import PARSING, ModelFile, read_model_file, write_model_file
-from lpcfg_cli.files.packed_arrays import DROP_BELOW, pack, single_precision, unpack
+from lpcfg_cli.files.packed_arrays import (
+    DROP_BELOW,
+    StoredEntries,
+    pack,
+    single_precision,
+    unpack,
+)
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.lexicon import RareWords
 
@@ -134,6 +140,10 @@ class LPCFG:
 
     ``binary``, ``lexical`` and ``root`` are flat float64 arrays; use ``binary_tensor(r)``,
     ``lexical_vector(l)`` and ``root_vector(a)`` for the shaped views.
+
+    A model read from a compact file keeps its binary parameters as the file stores them
+    (``files.packed_arrays.StoredEntries``, ``stored_binary``) until ``binary`` is first read:
+    the parser packs its tensors from the stored entries and never needs the dense array.
     """
 
     grammar: Grammar
@@ -157,6 +167,36 @@ class LPCFG:
         self.binary_offsets = ragged_offsets(self.binary_sizes)
         self.lexical_offsets = ragged_offsets(self.states[g.lexical[:, 0]])
         self.root_offsets = ragged_offsets(self.states)
+        if isinstance(self.binary, StoredEntries):  # expanded by __getattr__ when read
+            self.__dict__["_stored_binary"] = self.__dict__.pop("binary")
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes not set: ``binary`` of a model whose binary parameters
+        # are still as stored.
+        stored = self.__dict__.get("_stored_binary") if name == "binary" else None
+        if stored is None:
+            raise AttributeError(name)
+        self.binary = stored.dense()
+        del self.__dict__["_stored_binary"]
+        return self.binary
+
+    @property
+    def stored_binary(self) -> StoredEntries | None:
+        """The binary parameters as a compact file stores them, while ``binary`` has not
+        been read (else None)."""
+        return self.__dict__.get("_stored_binary")
+
+    def binary_parameters(self) -> np.ndarray | StoredEntries:
+        """``binary``, or the stored entries it would expand from (for a new model sharing
+        them without expanding them)."""
+        return self.stored_binary or self.binary
+
+    def binary_absmax(self) -> float:
+        """The largest absolute binary parameter."""
+        stored = self.stored_binary
+        if stored is not None:
+            return stored.absmax()
+        return float(np.abs(self.binary).max(initial=0.0))
 
     @classmethod
     def zeros(
@@ -234,14 +274,23 @@ class LPCFG:
         return LPCFG(
             first.grammar,
             first.states,
-            first.binary,
+            first.binary_parameters(),
             first.lexical,
             first.root,
             first.coarse,
             first.form,
             meta,
             tuple(
-                LPCFG(m.grammar, m.states, m.binary, m.lexical, m.root, m.coarse, m.form, m.meta)
+                LPCFG(
+                    m.grammar,
+                    m.states,
+                    m.binary_parameters(),
+                    m.lexical,
+                    m.root,
+                    m.coarse,
+                    m.form,
+                    m.meta,
+                )
                 for m in parts[1:]
             ),
         )
@@ -416,8 +465,15 @@ class LPCFG:
             raise LpcfgError(f"unknown model form {self.form!r}")
         if self.states.shape != (g.n_symbols,) or (self.states < 1).any():
             raise LpcfgError("latent state counts do not match the symbol table")
-        expected = {
-            "binary": (self.binary, self.binary_offsets[-1]),
+        stored = self.stored_binary
+        if stored is not None and stored.size != self.binary_offsets[-1]:
+            raise LpcfgError(
+                f"binary parameters have {stored.size} entries, expected {self.binary_offsets[-1]}"
+            )
+        expected = {  # stored binary parameters: their size is checked, their entries here
+            "binary": (self.binary, self.binary_offsets[-1])
+            if stored is None
+            else (stored.kept, len(stored.kept)),
             "lexical": (self.lexical, self.lexical_offsets[-1]),
             "root": (self.root, self.root_offsets[-1]),
             "coarse binary": (self.coarse.binary, g.n_binary),
@@ -433,9 +489,10 @@ class LPCFG:
 
 def _parameters(
     g: Grammar, arrays: dict[str, np.ndarray], prefix: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray | StoredEntries, np.ndarray, np.ndarray]:
     """Binary, lexical and root parameters (flat float64) stored under ``prefix``, in
-    either storage (``files.packed_arrays``)."""
+    either storage (``files.packed_arrays``); compactly stored binary parameters stay
+    ``StoredEntries`` (expanded when read)."""
     states = np.asarray(arrays[f"{prefix}states"], dtype=np.int64)
     if states.ndim != 1 or len(states) != g.n_symbols or (states < 1).any():
         raise LpcfgError("latent state counts do not match the symbol table")
@@ -446,7 +503,8 @@ def _parameters(
         "lexical": int(states[g.lexical[:, 0]].sum()),
         "root": int(states.sum()),
     }
-    binary, lexical, root = (unpack(f"{prefix}{k}", arrays, n) for k, n in sizes.items())
+    binary = unpack(f"{prefix}binary", arrays, sizes["binary"], lazy=True)
+    lexical, root = (unpack(f"{prefix}{k}", arrays, sizes[k]) for k in ("lexical", "root"))
     return binary, lexical, root
 
 

@@ -111,7 +111,7 @@ def restore(model: LPCFG) -> LPCFG:
         return LPCFG(
             grammar,
             m.states,
-            m.binary,
+            m.binary_parameters(),
             np.concatenate([m.lexical, padded[live]]),
             m.root,
             coarse,

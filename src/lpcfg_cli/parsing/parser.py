@@ -101,9 +101,10 @@ class Parser:
         # poison every chart: such models run in float64.
         models = (model, *model.members)
         largest = max(
-            max(float(a.max(initial=0.0)), -float(a.min(initial=0.0)))
+            max(
+                m.binary_absmax(), *(float(np.abs(a).max(initial=0.0)) for a in (m.lexical, m.root))
+            )
             for m in models
-            for a in (m.binary, m.lexical, m.root)
         )
         dtype = np.float32 if largest < 1e20 else np.float64
         # One latent grammar per model of an ensemble; none for the bare treebank PCFG,
