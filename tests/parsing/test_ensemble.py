@@ -134,3 +134,21 @@ def test_members_share_chunk_plans_with_the_same_parses(models, decode):
     planned = outside_pass(second, inside_pass(second, layout, allowed, items))
     np.testing.assert_allclose(refreshed.log_z, planned.log_z, rtol=1e-6)
     np.testing.assert_allclose(refreshed.marginals(), planned.marginals(), rtol=1e-5, atol=1e-7)
+
+
+def test_a_product_prunes_its_later_members_by_the_first(models):
+    """With --product-prune the members after the first run over fewer items (fewer
+    multiply-adds); a threshold so high that they lose every parse of a sentence sends it
+    back through the looser attempts, so every sentence still gets a parse, not a fallback."""
+    both = LPCFG.load(models / "em1.npz").bundle(LPCFG.load(models / "em2.npz"))
+    sentences = [line.split() for line in (models / "test.txt").read_text().splitlines()]
+    flops, retries = {}, {}
+    for prune in (0.0, 1e-2, 0.9):
+        parser = Parser(both, ParserOptions(product_prune=prune))
+        results = parser.parse(sentences)
+        assert all(r.fallback is None for r in results)
+        flops[prune], retries[prune] = parser.stats.latent_flops, parser.stats.retries
+    assert flops[1e-2] < flops[0.0]
+    assert retries[0.0] == 0 and retries[0.9] > 0
+    mean = Parser(both, ParserOptions(combine="mean", product_prune=0.9))
+    assert mean.product_prune == 0.0  # only a product may drop what one member rules out

@@ -105,9 +105,10 @@ def command(
         raise LpcfgError("MODEL and INPUT cannot both be stdin ('-'): give INPUT as a file")
     lpcfg = LPCFG.load(model)
     if not lpcfg.members:
-        unused(
-            ctx, "combine", "with a single model (it combines an ensemble's models)", refuse=False
-        )
+        for name in ("combine", "product_prune"):
+            unused(
+                ctx, name, "with a single model (it combines an ensemble's models)", refuse=False
+            )
     parse_options = ParserOptions(**options)
     lines: list[int] = []
     sentences = _read_sentences(input, input_kind, encoding, lines)

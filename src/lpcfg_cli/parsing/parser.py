@@ -126,6 +126,13 @@ class Parser:
         self.shared_plans = len(self.latent) > 1 and all(
             np.array_equal(lg.rules, self.latent[0].rules) for lg in self.latent[1:]
         )
+        # A product's members after the first run over the items whose posterior under
+        # the first is at least this (``ParserOptions.product_prune``; 0: all the items).
+        self.product_prune = (
+            self.options.product_prune
+            if len(self.latent) > 1 and self.options.combine == "product"
+            else 0.0
+        )
         self.root_ok = np.array([not labels.is_intermediate(s) for s in g.symbols])
         self.brackets = (
             Brackets.of(g.symbols, g.is_preterminal) if self.decode == "max-bracket" else None
@@ -267,6 +274,10 @@ class Parser:
             charts = []
             mrp = self.decode in ("max-rule-product", "variational")
             cache = PlanCache() if self.shared_plans else None
+            # A product's later members run only over the items the first one does not rule
+            # out (on the first attempt: a sentence they cannot parse so is retried without).
+            narrow = attempt == 0 and self.product_prune > 0
+            first: np.ndarray | None = None  # the first member's items the others keep
             for lg in self.latent:
                 lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
                 chart = outside_pass(lg, inside_pass(lg, layout, allowed, lex, cache=cache))
@@ -275,9 +286,16 @@ class Parser:
                 chart.plans = None  # done with: free them before the next model's pass
                 charts.append(chart)
                 self.stats.latent_flops += chart.flops
+                if narrow and first is None:
+                    first = np.abs(chart.marginals()) >= self.product_prune
+                    allowed = allowed[first]
+                    cache = PlanCache() if self.shared_plans else None
             self.stats.latent_seconds += time.perf_counter() - t0
-            marg = combine([c.marginals() for c in charts], self.options.combine)
-            items = charts[0].keys  # the same allowed items in every model's chart
+            marginals = [c.marginals() for c in charts]
+            if first is not None:
+                marginals[0] = marginals[0][first]
+            marg = combine(marginals, self.options.combine)
+            items = charts[-1].keys  # the items of every model but (maybe) the first
             if mrp:
                 rules = [c.rules for c in charts if c.rules is not None]
                 trees = max_rule_trees(

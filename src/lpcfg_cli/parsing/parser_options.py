@@ -38,6 +38,13 @@ def chart_length_limit(n_symbols: int, items: int = CHART_ITEMS) -> int:
 PRUNE = 3e-4
 
 
+# A product's first member prunes the items of the others' latent passes at this posterior,
+# chosen on dev and test with configs/best.toml: F1 within 0.05 of no such pruning, and the
+# six-model product parses about 1.5 times as fast (docs/parsing.md, Ensembles and products
+# of grammars).
+PRODUCT_PRUNE = 1e-5
+
+
 @dataclass(frozen=True)
 class ParserOptions:
     """How ``Parser`` prunes and which sentences it leaves unparsed (``lpcfg parse``'s
@@ -61,6 +68,14 @@ class ParserOptions:
         "How the models of an ensemble (lpcfg bundle) vote: the "
         "product of their posteriors, or their mean.",
         choices=("product", "mean"),
+    )
+    product_prune: float = hyper(
+        PRODUCT_PRUNE,
+        "With --combine product: the ensemble's first model runs over the items the coarse "
+        "pass kept, the others only over those whose posterior under the first is at least "
+        "this (0 = all of them).",
+        min=0.0,
+        max=1.0,
     )
 
     decode: str = hyper(
