@@ -258,7 +258,11 @@ def _pack_stored(stored, offsets, dims, order, group_ptr, m: int, dtype: type) -
     inv[order] = np.arange(r)
     rule_group = np.repeat(np.arange(n_groups), np.diff(group_ptr))
     args = (stored.mask, stored.size, stored.kept, offsets, dims, inv, rule_group, flush)
-    live_a, gb, gc = _stored_live(*args, m, n_groups)
+    live_a = np.zeros((r, m), np.bool_)
+    gb, gc = np.zeros((n_groups, m), np.bool_), np.zeros((n_groups, m), np.bool_)
+    none1, none2 = np.zeros(0, np.int64), np.zeros((0, 0), np.int64)
+    nowhere = (none1, none2, none2, none2, none1, none1)
+    _stored_pass(*args, (live_a, gb, gc), False, nowhere, np.zeros(0, dtype))
     a_cnt, b_cnt, c_cnt = live_a.sum(1), gb.sum(1), gc.sum(1)
     a_ptr, b_ptr, c_ptr = (np.r_[0, np.cumsum(x)].astype(np.int64) for x in (a_cnt, b_cnt, c_cnt))
     a_idx, b_idx, c_idx = (np.nonzero(x)[1].astype(np.int64) for x in (live_a, gb, gc))
@@ -266,7 +270,7 @@ def _pack_stored(stored, offsets, dims, order, group_ptr, m: int, dtype: type) -
     width = b_cnt * c_cnt
     t_ptr = np.r_[0, np.cumsum(a_cnt * width[rule_group])].astype(np.int64)
     packed = np.zeros(t_ptr[-1], dtype=dtype)
-    _stored_fill(*args, t_ptr, *ranks, c_cnt, width, packed)
+    _stored_pass(*args, (live_a, gb, gc), True, (t_ptr, *ranks, c_cnt, width), packed)
     return a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed
 
 
@@ -284,12 +288,15 @@ def _entry(t, r, offsets, dims):
 
 
 @njit(nogil=True)
-def _stored_live(mask, size, kept, offsets, dims, inv, rule_group, flush, m, n_groups):
-    """``_live_states`` from stored entries: per sorted rule its live parent states, per
-    group its live left and right child states (an entry lives if ``>= flush``)."""
-    live_a = np.zeros((len(inv), m), np.bool_)
-    gb = np.zeros((n_groups, m), np.bool_)
-    gc = np.zeros((n_groups, m), np.bool_)
+def _stored_pass(mask, size, kept, offsets, dims, inv, rule_group, flush, live, filling, at, out):
+    """One walk over the stored entries that live (``>= flush``). Without ``filling`` it
+    marks ``live`` = (per sorted rule its parent states, per group its left and right child
+    states), as ``_live_states`` does; with ``filling`` it puts each entry into its rule's
+    packed ``(A_q, K_g)`` block of ``out``, placed by ``at`` = ``(t_ptr, ra, rb, rc, nc,
+    width)`` (``ra``, ``rb``, ``rc``: a state's place among the rule's or the group's live
+    states)."""
+    live_a, gb, gc = live
+    t_ptr, ra, rb, rc, nc, width = at
     k, r = 0, 0
     for byte in range(len(mask)):
         bits = mask[byte]
@@ -306,35 +313,12 @@ def _stored_live(mask, size, kept, offsets, dims, inv, rule_group, flush, m, n_g
             r, a, b, c = _entry(t, r, offsets, dims)
             q = inv[r]
             g = rule_group[q]
-            live_a[q, a] = True
-            gb[g, b] = True
-            gc[g, c] = True
-    return live_a, gb, gc
-
-
-@njit(nogil=True)
-def _stored_fill(
-    mask, size, kept, offsets, dims, inv, rule_group, flush, t_ptr, ra, rb, rc, nc, width, out
-):
-    """Each live stored entry into its rule's packed ``(A_q, K_g)`` block (``ra``, ``rb``,
-    ``rc``: a state's place among the rule's or group's live states)."""
-    k, r = 0, 0
-    for byte in range(len(mask)):
-        bits = mask[byte]
-        if bits == 0:
-            continue
-        for bit in range(8):
-            t = byte * 8 + bit
-            if not (bits >> (7 - bit)) & 1 or t >= size:
-                continue
-            v = kept[k]
-            k += 1
-            if v == 0.0 or abs(v) < flush:
-                continue
-            r, a, b, c = _entry(t, r, offsets, dims)
-            q = inv[r]
-            g = rule_group[q]
-            out[t_ptr[q] + ra[q, a] * width[g] + rb[g, b] * nc[g] + rc[g, c]] = v
+            if filling:
+                out[t_ptr[q] + ra[q, a] * width[g] + rb[g, b] * nc[g] + rc[g, c]] = v
+            else:
+                live_a[q, a] = True
+                gb[g, b] = True
+                gc[g, c] = True
 
 
 def _pack(tensors: np.ndarray, order: np.ndarray, group_ptr: np.ndarray, dtype: type) -> tuple:
