@@ -153,7 +153,11 @@ def iter_trees(
     root_h = np.concatenate([np.arange(m) for m in model.states])
     if root_p.sum() <= 0:
         raise LpcfgError("the model has no root probabilities")
-    # Per (a, h): outcome table over binary (rule, h2, h3) and lexical rules.
+    # Per (a, h): the cumulative distribution over its outcomes, binary (rule, h2, h3) and
+    # lexical rules, drawn from as ``Generator.choice(p=...)`` draws (one ``random()`` per
+    # draw, ``searchsorted`` of the normalised cumulative sum: the same trees for a seed),
+    # without ``choice`` summing and checking the whole table at every node (thousands of
+    # outcomes for a pre-terminal).
     tables: dict[tuple[int, int], tuple[np.ndarray, list]] = {}
 
     def table(a: int, h: int) -> tuple[np.ndarray, list]:
@@ -171,12 +175,25 @@ def iter_trees(
             p = np.clip(np.concatenate(probs) if probs else np.zeros(0), 0, None)
             if p.sum() <= 0:
                 raise LpcfgError(f"symbol {g.symbols[a]} state {h} has no rules to sample")
-            tables[(a, h)] = (p / p.sum(), outcomes)
+            tables[(a, h)] = (_cdf(p / p.sum()), outcomes)
         return tables[(a, h)]
 
+    root_cdf = _cdf(root_p / root_p.sum())
     for _ in range(n):
-        k = rng.choice(len(root_p), p=root_p / root_p.sum())
+        k = _draw(root_cdf, rng)
         yield _grow(g, table, rng, int(root_sym[k]), int(root_h[k]), latent, max_nodes)
+
+
+def _cdf(p: np.ndarray) -> np.ndarray:
+    """The cumulative distribution ``Generator.choice`` draws from for probabilities ``p``."""
+    cdf = np.cumsum(p)
+    cdf /= cdf[-1]
+    return cdf
+
+
+def _draw(cdf: np.ndarray, rng: np.random.Generator) -> int:
+    """``rng.choice(len(p), p=p)`` for ``cdf = _cdf(p)``: the same draw from the same stream."""
+    return int(cdf.searchsorted(rng.random(), side="right"))
 
 
 def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> Tree:
@@ -189,8 +206,8 @@ def _grow(g, table, rng, a: int, h: int, latent: bool, max_nodes: int) -> Tree:
         nodes += 1
         if nodes > max_nodes:
             raise LpcfgError(f"sampled tree exceeds {max_nodes} nodes (inconsistent PCFG?)")
-        p, outcomes = table(a, h)
-        kind, rid, h2, h3 = outcomes[rng.choice(len(p), p=p)]
+        cdf, outcomes = table(a, h)
+        kind, rid, h2, h3 = outcomes[_draw(cdf, rng)]
         label = f"{g.symbols[a]}-{h}" if latent else g.symbols[a]
         if kind == "l":
             slot.append(Tree(label, [g.words[g.lexical[rid, 1]]]))
