@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,17 +124,27 @@ class LatentGrammar:
         dtype: type = np.float64,
     ) -> LatentGrammar:
         """``tensors`` ``(R, M, M * M)``, ``lexical`` ``(L, M)``, ``root`` ``(N, M)``."""
+        pack = functools.partial(_pack, tensors, dtype=dtype)
+        m = int(tensors.shape[1])
+        return cls._arranged(n_symbols, m, rules, pack, lexical, lexical_parent, root, dtype)
+
+    @classmethod
+    def _arranged(
+        cls, n_symbols, m, rules, pack, lexical, lexical_parent, root, dtype
+    ) -> LatentGrammar:
+        """The grammar of ``rules`` grouped by children pair, its tensors packed by
+        ``pack(rule_order, group_ptr)`` (``_pack`` or ``_pack_stored``)."""
         rules = np.asarray(rules, dtype=np.int64).reshape(-1, 3)
         order, ptr, pair_group = _grouping(n_symbols, rules)
         return cls(
             n_symbols,
-            int(tensors.shape[1]),
+            m,
             rules,
             order,
             rules[order, 0].copy(),
             ptr,
             pair_group,
-            *_pack(tensors, order, ptr, dtype),
+            *pack(order, ptr),
             np.ascontiguousarray(lexical, dtype=dtype),
             np.asarray(lexical_parent, np.int64),
             np.ascontiguousarray(root, dtype=dtype),
@@ -158,22 +169,10 @@ class LatentGrammar:
                 model.padded_root(),
                 dtype,
             )
-        rules = np.asarray(g.binary, dtype=np.int64).reshape(-1, 3)
-        order, ptr, pair_group = _grouping(g.n_symbols, rules)
-        dims = model.states[rules]
-        return cls(
-            g.n_symbols,
-            model.max_states,
-            rules,
-            order,
-            rules[order, 0].copy(),
-            ptr,
-            pair_group,
-            *_pack_stored(stored, model.binary_offsets, dims, order, ptr, model.max_states, dtype),
-            np.ascontiguousarray(model.padded_lexical(), dtype=dtype),
-            np.asarray(g.lexical[:, 0], np.int64),
-            np.ascontiguousarray(model.padded_root(), dtype=dtype),
-        )
+        m, dims = model.max_states, model.states[g.binary]
+        pack = functools.partial(_pack_stored, stored, model.binary_offsets, dims, m=m, dtype=dtype)
+        lexical, root = model.padded_lexical(), model.padded_root()
+        return cls._arranged(g.n_symbols, m, g.binary, pack, lexical, g.lexical[:, 0], root, dtype)
 
     def with_parameters(
         self, tensors: np.ndarray, lexical: np.ndarray, root: np.ndarray
@@ -243,7 +242,7 @@ def _empty_packing(n_groups: int, dtype: type) -> tuple:
     return zero, empty, zg, empty, zg.copy(), empty, zero.copy(), np.zeros(0, dtype)
 
 
-def _pack_stored(stored, offsets, dims, order, group_ptr, m: int, dtype: type) -> tuple:
+def _pack_stored(stored, offsets, dims, order, group_ptr, *, m: int, dtype: type) -> tuple:
     """``_pack`` of the binary tensors of a model whose parameters are ``stored``
     (``files.packed_arrays.StoredEntries`` of the flat ragged array: rule ``r``'s
     ``dims[r]`` block at ``offsets[r]``), read off the entries: the same arrays, in

@@ -273,11 +273,12 @@ class Parser:
             t0 = time.perf_counter()
             charts = []
             mrp = self.decode in ("max-rule-product", "variational")
-            cache = PlanCache() if self.shared_plans else None
             # A product's later members run only over the items the first one does not rule
-            # out (on the first attempt: a sentence they cannot parse so is retried without).
+            # out (on the first attempt: a sentence they cannot parse so is retried without),
+            # and then share plans among themselves only: the first member's are not reused.
             narrow = attempt == 0 and self.product_prune > 0
-            first: np.ndarray | None = None  # the first member's items the others keep
+            cache = PlanCache() if self.shared_plans and not narrow else None
+            marginals = []
             for lg in self.latent:
                 lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
                 chart = outside_pass(lg, inside_pass(lg, layout, allowed, lex, cache=cache))
@@ -285,15 +286,13 @@ class Parser:
                     anchored_rules(lg, chart)
                 chart.plans = None  # done with: free them before the next model's pass
                 charts.append(chart)
+                marginals.append(chart.marginals())
                 self.stats.latent_flops += chart.flops
-                if narrow and first is None:
-                    first = np.abs(chart.marginals()) >= self.product_prune
-                    allowed = allowed[first]
+                if narrow and len(charts) == 1:
+                    first = np.abs(marginals[0]) >= self.product_prune
+                    allowed, marginals[0] = allowed[first], marginals[0][first]
                     cache = PlanCache() if self.shared_plans else None
             self.stats.latent_seconds += time.perf_counter() - t0
-            marginals = [c.marginals() for c in charts]
-            if first is not None:
-                marginals[0] = marginals[0][first]
             marg = combine(marginals, self.options.combine)
             items = charts[-1].keys  # the items of every model but (maybe) the first
             if mrp:
