@@ -53,6 +53,7 @@ bench: data
 
 consistency: $(SETUP)
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000
+	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 --target recursive
 
 # Every figure of the docs, from real runs (PNG + the JSON drawn, in $(FIGURES)); several
 # hours on 2 cores, table1.py the most of it (it resumes where it stopped). BERKELEY=DIR
@@ -66,6 +67,8 @@ figures: data brown
 	  --by-length $(if $(BERKELEY),--berkeley $(BERKELEY)) --plot $(FIGURES)/speed_by_length
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 \
 	  --plot $(FIGURES)/consistency
+	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 --target recursive \
+	  --plot $(FIGURES)/consistency_recursive
 	$(PYTHON) scripts/lm_brown.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --plot $(FIGURES)/wcfg_kl
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --name wcfg_random_3x6 --states 3 \

@@ -59,13 +59,17 @@ def level_line(label: str, x: Sequence[float], y: float, style: str = "--") -> S
     return Series(label, [float(min(x)), float(max(x))], [float(y)] * 2, style=style)
 
 
-def draw(path: str | Path, panels: Sequence[Panel], title: str = "") -> Path:
+def draw(
+    path: str | Path, panels: Sequence[Panel], title: str = "", data: dict | None = None
+) -> Path:
     """Write ``path`` as PNG (its suffix replaced) and the JSON it was drawn from beside it;
     returns the PNG's path. Values that are not finite are written to the JSON as null and
-    left out of the line."""
+    left out of the line. ``data``: further numbers for the JSON only (not drawn)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     spec = {"title": title, "panels": [asdict(p) for p in panels]}
+    if data is not None:
+        spec["data"] = data
     with atomic_output(path.with_suffix(".json")) as fh:
         fh.write(json.dumps(_finite(spec), indent=1) + "\n")
     return render(spec, path.with_suffix(".png"))

@@ -85,6 +85,26 @@ def test_consistency_plot_has_each_learner_and_the_slope(scripts, tmp_path):
     assert held["logx"] and held["logy"]
 
 
+def test_consistency_plot_draws_exact_moments_as_levels(scripts, tmp_path):
+    from bench_consistency import plot
+
+    rows = [("spectral", 1000, 0.4, None, 1.0), ("spectral", 100_000, 0.04, None, 9.0),
+            ("spectral", None, 1e-14, None, 0.1), ("pivot", 1000, 0.5, 0.2, 1.0),
+            ("pivot", 100_000, 0.05, 0.02, 8.0), ("pivot", None, 0.03, 0.01, 0.2)]  # fmt: skip
+    variants = [("pivot, cca_ridge 0", None, 0.03, 0.01, 0.2)]
+    drawn = spec(plot(tmp_path / "c", rows, variants))
+    held, param = drawn["panels"]
+    got = {s["label"]: (s["x"], s["y"], s["style"]) for s in held["series"]}
+    assert got["spectral"] == ([1000, 100_000], [0.4, 0.04], "C0o-")
+    assert got["spectral, exact moments"] == ([1000, 100_000], [1e-14, 1e-14], "C0--")
+    assert got["pivot, exact moments"][1:] == ([0.03, 0.03], "C1--")
+    assert [s["label"] for s in param["series"]] == ["pivot", "1/sqrt(M)", "pivot, exact moments"]
+    assert param["series"][2]["y"] == [0.01, 0.01]
+    table = drawn["data"]["rows"]
+    assert len(table) == 7 and table[-1]["learner"] == "pivot, cca_ridge 0"
+    assert table[2]["trees"] is None and drawn["data"]["target"] == "finite"
+
+
 def test_wcfg_plot_draws_the_geometric_means(scripts, tmp_path):
     from wcfg_random import plot
 

@@ -12,10 +12,16 @@ outside (the tree around it)
     tree two and three levels up), ``up1`` (node, parent), ``up2`` (node, parent,
     grandparent), ``ancestor_head`` (head tag of the first ancestor whose head tag differs),
     ``left_words`` / ``right_words`` (label and words to the left / right).
+    ``ancestor_head`` depends on the node's own head tag too: it is not a function of the
+    outside tree, so inside and outside features are not independent given the latent
+    state, and the estimators using it are biased however many trees they see
+    (``bench_consistency.py`` from exact moments).
 
 Every feature is conjoined with the node's own label, so a column belongs to one nonterminal.
 With ``scale`` an active feature has value ``sqrt(M / (count(f) + offset))``, ``M`` the number
 of trees + 1 (Cohen et al. 2013 report several F1 points from it): rare features weigh more.
+With per-tree ``weights`` (tree ``t`` counted ``weights[t]`` times, ``node_weights``) the
+counts and ``M`` are weighted sums, so integer weights equal repeating the trees.
 """
 
 from __future__ import annotations
@@ -89,24 +95,37 @@ def _tree_of(bank: CompiledTreebank) -> np.ndarray:
     return np.searchsorted(bank.tree_start, np.arange(bank.n_nodes), side="right") - 1
 
 
+def node_weights(bank: CompiledTreebank, weights: np.ndarray | None) -> np.ndarray | None:
+    """Every node's weight: that of its tree (``weights[t] >= 0``, one per tree; None: None)."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (bank.n_trees,) or not np.isfinite(w).all() or (w < 0).any():
+        raise LpcfgError("tree weights must be one finite non-negative number per tree")
+    return np.repeat(w, np.diff(bank.tree_start))
+
+
 def node_features(
     grammar: Grammar,
     bank: CompiledTreebank,
     originals: Sequence[Tree],
     options: FeatureOptions | None = None,
+    weights: np.ndarray | None = None,
 ) -> NodeFeatures:
     """Inside and outside features of every node of ``bank``.
 
     ``originals[t]`` is the unbinarized tree behind tree ``t`` of ``bank`` (its words and
-    part-of-speech tags give the word and head features).
+    part-of-speech tags give the word and head features). ``weights[t]``: how many times
+    tree ``t`` counts in the feature counts of ``scale`` (default once).
     """
     opts = options or FeatureOptions()
     inside, outside = template_keys(grammar, bank, originals)
-    m = bank.n_trees + 1
+    m = bank.n_trees + 1 if weights is None else float(np.sum(weights)) + 1
+    node_w = node_weights(bank, weights)
     sym = bank.symbol
     return NodeFeatures(
-        _one_hot(sym, [inside[t] for t in opts.inside], opts, m),
-        _one_hot(sym, [outside[t] for t in opts.outside], opts, m),
+        _one_hot(sym, [inside[t] for t in opts.inside], opts, m, node_w),
+        _one_hot(sym, [outside[t] for t in opts.outside], opts, m, node_w),
     )
 
 
@@ -196,9 +215,14 @@ def _ancestor_head(parent: np.ndarray, head_tag: np.ndarray) -> np.ndarray:
 
 
 def _one_hot(
-    sym: np.ndarray, templates: list[np.ndarray], opts: FeatureOptions, m: int
+    sym: np.ndarray,
+    templates: list[np.ndarray],
+    opts: FeatureOptions,
+    m: float,
+    node_w: np.ndarray | None = None,
 ) -> sp.csr_matrix:
-    """CSR matrix with one column per (template, node label, value) seen."""
+    """CSR matrix with one column per (template, node label, value) seen; a feature's
+    count weighs node ``n`` by ``node_w[n]`` (default 1)."""
     n = len(sym)
     rows, cols, width = [], [], 0
     for key in templates:
@@ -209,7 +233,10 @@ def _one_hot(
         cols.append(inv + width)
         width += len(uniq)
     row, col = np.concatenate(rows), np.concatenate(cols)
-    counts = np.bincount(col, minlength=width).astype(float)
+    if node_w is None:
+        counts = np.bincount(col, minlength=width).astype(float)
+    else:
+        counts = np.bincount(col, node_w[row], minlength=width)
     if opts.scale:
         values = np.sqrt(m / (counts + opts.offset))[col]
     else:

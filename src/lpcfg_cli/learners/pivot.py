@@ -34,6 +34,12 @@ candidate pivots)`` distinct states; the model has ``m`` states for every symbol
 start from it) with the extra ones exact copies (same distributions, children's mass split
 evenly), which defines the same distribution over trees. Probabilities are clipped at 0 and
 renormalised after every optimisation.
+
+Optional per-tree ``weights`` make every count and average a weighted one (tree ``t``
+counted ``weights[t]`` times, so integer weights equal repeating the trees): every tree of a
+finite support weighted by its probability gives the population moments, theorem 1's
+infinite-data assumption, under which it promises exact recovery
+(``consistency.exact_support``).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
-from lpcfg_cli.learners.features import OUTSIDE, check_templates, template_keys
+from lpcfg_cli.learners.features import OUTSIDE, check_templates, node_weights, template_keys
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.products import accumulate_outer, apply_rules
 from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
@@ -203,7 +209,8 @@ class Decomposition:
 
 
 class PivotEstimator:
-    """Steps 0-3 for one treebank."""
+    """Steps 0-3 for one treebank; ``weights[t]``: how many times tree ``t`` counts
+    (default once; see the module's docstring)."""
 
     def __init__(
         self,
@@ -211,6 +218,7 @@ class PivotEstimator:
         bank: CompiledTreebank,
         originals: Sequence[Tree],
         options: PivotOptions | None = None,
+        weights: np.ndarray | None = None,
     ) -> None:
         self.grammar, self.bank = grammar, bank
         self.options = opts = options or PivotOptions()
@@ -218,14 +226,24 @@ class PivotEstimator:
         self.keys_in = {t: inside[t] for t in opts.inside_features}
         self.keys_out = {t: outside[t] for t in opts.outside_features}
         self.nodes = bank.by_symbol(grammar.n_symbols)
-        self.counts = np.array([len(nodes) for nodes in self.nodes], dtype=np.int64)
-        self.pcfg = train_pcfg(grammar, bank, {})
+        self.node_w = node_weights(bank, weights)  # None: every node counts once
+        if self.node_w is None:
+            self.counts = np.array([len(nodes) for nodes in self.nodes], dtype=np.int64)
+        else:
+            self.counts = np.array([self.node_w[nodes].sum() for nodes in self.nodes])
+        self.pcfg = train_pcfg(grammar, bank, {}, weights)
         self._decompositions: dict[tuple[int, int], Decomposition] = {}  # (symbol, cap)
 
     @staticmethod
-    def _one_hot(nodes: np.ndarray, keys: dict[str, np.ndarray], rows: dict[str, Any]):
-        """(csr one-hot, block of each column, value count of each column) for ``nodes``;
-        fills ``rows[template]``: each node's row in the symbol's table of that template."""
+    def _one_hot(
+        nodes: np.ndarray,
+        keys: dict[str, np.ndarray],
+        rows: dict[str, Any],
+        node_w: np.ndarray | None = None,
+    ):
+        """(csr one-hot, block of each column, value count of each column) for ``nodes``,
+        node ``i`` counted ``node_w[i]`` times if given; fills ``rows[template]``: each
+        node's row in the symbol's table of that template."""
         cols, blocks, width = [], [], 0
         for b, (name, key) in enumerate(keys.items()):
             uniq, inv = np.unique(key[nodes], return_inverse=True)
@@ -237,17 +255,26 @@ class PivotEstimator:
         col = np.stack(cols, axis=1).ravel()
         row = np.repeat(np.arange(n), len(keys))
         mat = sp.csr_matrix((np.ones(len(col)), (row, col)), shape=(n, width))
-        return mat, np.concatenate(blocks), np.bincount(col, minlength=width).astype(float)
+        if node_w is None:
+            counts = np.bincount(col, minlength=width).astype(float)
+        else:
+            counts = np.bincount(col, node_w[row], minlength=width)
+        return mat, np.concatenate(blocks), counts
 
     def decompose(self, a: int, m: int) -> Decomposition:
         """Step 1 for nonterminal ``a`` with at most ``m`` states."""
         opts, nodes = self.options, self.nodes[a]
-        n = len(nodes)
+        w = None if self.node_w is None else self.node_w[nodes]
         rows_in: dict[str, np.ndarray] = {}
         rows_out: dict[str, np.ndarray] = {}
-        phi, blk_in, cnt_in = self._one_hot(nodes, self.keys_in, rows_in)
-        psi, blk_out, cnt_out = self._one_hot(nodes, self.keys_out, rows_out)
-        omega = (phi.T @ psi).tocsr() / n
+        phi, blk_in, cnt_in = self._one_hot(nodes, self.keys_in, rows_in, w)
+        psi, blk_out, cnt_out = self._one_hot(nodes, self.keys_out, rows_out, w)
+        if w is None:
+            n = len(nodes)
+            omega = (phi.T @ psi).tocsr() / n
+        else:  # the weighted count and average
+            n = float(w.sum())
+            omega = (phi.T @ (sp.diags(w) @ psi)).tocsr() / n
         p_in, p_out = cnt_in / n, cnt_out / n
         cap = m if opts.state_count <= 0 else int(min(m, max(1, n // opts.state_count)))
         v_in, v_out = cca_vectors(
@@ -384,6 +411,7 @@ class PivotEstimator:
         nodes = nodes[np.argsort(bank.rule[nodes], kind="stable")]
         rules = bank.rule[nodes]
         left, right, sym = bank.left[nodes], bank.right[nodes], bank.symbol
+        w = None if self.node_w is None else self.node_w[nodes][:, None]
         views_out, views_in_l, views_in_r = [], [], []
         for name in opts.rule_outside:
             table, off = self._stack(decs, m, "outside", name)
@@ -405,7 +433,8 @@ class PivotEstimator:
                     for r_view in views_in_r:
                         kr = (l_view[:, :, None] * r_view[:, None, :]).reshape(len(nodes), m * m)
                         z = (apply_rules(t, rules, kr) * s_view).sum(axis=1)
-                        accumulate_outer(counts, rules, s_view / np.maximum(z, 1e-300)[:, None], kr)
+                        post = s_view / np.maximum(z, 1e-300)[:, None]
+                        accumulate_outer(counts, rules, post if w is None else post * w, kr)
             counts *= t
             t = counts / np.maximum(counts.sum(axis=(1, 2), keepdims=True), 1e-300)
         # Clip and renormalise: a uniform share over the valid states keeps every rule usable
@@ -448,7 +477,7 @@ class PivotEstimator:
         valid = np.arange(m)[None, :] < k[g.lexical[:, 0]][:, None]
         lexical = np.where(valid, (1 - lam) * lexical + lam * prior[:, None], 0.0)
         # pi(a, h) from s(root | h, a) p(h | a) p(a).
-        counts = np.bincount(self.bank.symbol, minlength=n_sym).astype(float)
+        counts = np.bincount(self.bank.symbol, self.node_w, minlength=n_sym).astype(float)
         root = np.zeros((n_sym, m))
         root_code = 2 * g.n_binary
         for a in range(n_sym):

@@ -31,6 +31,12 @@ For every nonterminal ``a``:
 
 The result is a ``tensor``-form model: entries may be negative, and so may marginals; the
 parser's decoder scores items by absolute marginal, as the authors' parser does.
+
+Optional per-tree ``weights`` turn every average over nodes into a weighted one (tree ``t``
+counted ``weights[t]`` times; counts become weighted sums): integer weights equal repeating
+the trees, and every tree of a finite support weighted by its probability gives the
+population moments, from which the estimate is exact (JMLR 2014, theorem 2: the
+``M -> infinity`` end of theorem 3; ``consistency.exact_support``).
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from lpcfg_cli.learners.features import (
     NodeFeatures,
     check_templates,
     node_features,
+    node_weights,
 )
 from lpcfg_cli.learners.pcfg import estimate_pcfg
 from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
@@ -135,7 +142,8 @@ class SpectralEstimator:
 
     The SVDs are computed once for the largest ``m`` asked for; a smaller ``m`` keeps the
     leading directions of the same decomposition, so a ``--states 8,16,24,32`` grid costs
-    little more than its largest member.
+    little more than its largest member. ``weights[t]``: how many times tree ``t`` counts
+    (default once; see the module's docstring).
     """
 
     def __init__(
@@ -144,13 +152,17 @@ class SpectralEstimator:
         bank: CompiledTreebank,
         originals: Sequence[Tree],
         options: SpectralOptions | None = None,
+        weights: np.ndarray | None = None,
     ) -> None:
         self.grammar, self.bank = grammar, bank
         self.options = options or SpectralOptions()
         t0 = time.perf_counter()
-        self.features: NodeFeatures = node_features(grammar, bank, originals, self.options.features)
-        self.coarse = estimate_pcfg(grammar, bank)
-        self.counts = np.bincount(bank.symbol, minlength=grammar.n_symbols)
+        self.features: NodeFeatures = node_features(
+            grammar, bank, originals, self.options.features, weights
+        )
+        self.coarse = estimate_pcfg(grammar, bank, weights)
+        self.node_w = node_weights(bank, weights)  # None: every node counts once
+        self.counts = np.bincount(bank.symbol, self.node_w, minlength=grammar.n_symbols)
         self._nodes = bank.by_symbol(grammar.n_symbols)
         self._rows: dict[int, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
         self._svds: list[SVD] = []
@@ -166,7 +178,11 @@ class SpectralEstimator:
         self._svds = []
         for a, nodes in enumerate(self._nodes):
             phi, psi = self._restricted(a)
-            omega = (phi.T @ psi) / max(len(nodes), 1)
+            if self.node_w is None:
+                omega = (phi.T @ psi) / max(len(nodes), 1)
+            else:
+                w = self.node_w[nodes]
+                omega = (phi.T @ (sp.diags(w) @ psi)) / _positive(w.sum())
             self._svds.append(
                 truncated_svd(omega, k, min_value=opts.min_singular, seed=opts.seed + a)
             )
@@ -218,7 +234,7 @@ class SpectralEstimator:
         bound = self.kept()
         per = self.options.state_count
         if per > 0:
-            bound = np.minimum(bound, np.maximum(1, self.counts // per))
+            bound = np.minimum(bound, np.maximum(1, self.counts // per).astype(np.int64))
         for label, cap in self.options.caps.items():
             a = self.grammar.symbol_index.get(label)
             if a is not None:
@@ -244,13 +260,16 @@ class SpectralEstimator:
             raise ValueError("state counts must be between 1 and the directions kept")
         y, z = self.project(states)
         g, bank, opts = self.grammar, self.bank, self.options
-        y_mean = _group_mean(bank.symbol, y, g.n_symbols)
-        z_mean = _group_mean(bank.symbol, z, g.n_symbols)
+        w = self.node_w
+        y_mean = _group_mean(bank.symbol, y, g.n_symbols, w)
+        z_mean = _group_mean(bank.symbol, z, g.n_symbols, w)
         model = LPCFG.zeros(g, states, self.coarse, form="tensor", meta=dict(meta or {}))
         self._binary(model, y, z, y_mean, z_mean)
         self._lexical(model, z, z_mean)
         roots = bank.roots
-        root_y = _group_mean(bank.symbol[roots], y[roots], g.n_symbols)
+        root_y = _group_mean(
+            bank.symbol[roots], y[roots], g.n_symbols, None if w is None else w[roots]
+        )
         for a in range(g.n_symbols):
             model.root_vector(a)[:] = self.coarse.root[a] * root_y[a, : states[a]]
         model.meta.update(
@@ -277,6 +296,7 @@ class SpectralEstimator:
         for r in range(g.n_binary):
             sel = nodes[bounds[r] : bounds[r + 1]]
             n = len(sel)
+            w = None if self.node_w is None else self.node_w[sel]
             a, b, cc = g.binary[r]
             ma, mb, mc = states[a], states[b], states[cc]
             k = (
@@ -284,19 +304,24 @@ class SpectralEstimator:
                 * y_mean[b, :mb][None, :, None]
                 * y_mean[cc, :mc][None, None, :]
             )
+            if w is not None:
+                n = w.sum()  # the weighted count: averages below become weighted ones
             if n == 0:
                 moment = k
             else:
                 zz, yl, yr = z[sel, :ma], y[bank.left[sel], :mb], y[bank.right[sel], :mc]
-                third = (zz.T @ (yl[:, :, None] * yr[:, None, :]).reshape(n, mb * mc)) / n
+                zw = zz if w is None else zz * w[:, None]  # weights enter with z
+                pairs = (yl[:, :, None] * yr[:, None, :]).reshape(len(sel), mb * mc)
+                third = (zw.T @ pairs) / n
                 moment = third.reshape(ma, mb, mc)
                 if c > 0:
                     lam = np.sqrt(n) / (c + np.sqrt(n))
-                    jz, jl, jr = zz.mean(0), yl.mean(0), yr.mean(0)
+                    jz, jl, jr = _mean(zz, w), _mean(yl, w), _mean(yr, w)
+                    ylw = yl if w is None else yl * w[:, None]
                     f = (
-                        (zz.T @ yl / n)[:, :, None] * jr[None, None, :]
-                        + (zz.T @ yr / n)[:, None, :] * jl[None, :, None]
-                        + jz[:, None, None] * (yl.T @ yr / n)[None, :, :]
+                        (zw.T @ yl / n)[:, :, None] * jr[None, None, :]
+                        + (zw.T @ yr / n)[:, None, :] * jl[None, :, None]
+                        + jz[:, None, None] * (ylw.T @ yr / n)[None, :, :]
                     ) / 3.0
                     moment = lam * moment + (1 - lam) * (lam * f + (1 - lam) * k)
             model.binary_tensor(r)[:] = self.coarse.binary[r] * moment
@@ -304,8 +329,9 @@ class SpectralEstimator:
     def _lexical(self, model: LPCFG, z: np.ndarray, z_mean: np.ndarray) -> None:
         g, bank, v = self.grammar, self.bank, self.options.lexical_weight
         pre = np.flatnonzero(bank.lex >= 0)
-        lex_mean = _group_mean(bank.lex[pre], z[pre], g.n_lexical)
-        count = np.bincount(bank.lex[pre], minlength=g.n_lexical).astype(float)
+        w = None if self.node_w is None else self.node_w[pre]
+        lex_mean = _group_mean(bank.lex[pre], z[pre], g.n_lexical, w)
+        count = np.bincount(bank.lex[pre], w, minlength=g.n_lexical).astype(float)
         if self.options.lexical_count > 0:
             v = np.sqrt(count) / (self.options.lexical_count + np.sqrt(count))
         v = np.where(count > 0, v, 0.0)[:, None]
@@ -368,11 +394,26 @@ class SpectralLearner(Decomposable):
         return est.bounds()
 
 
-def _group_mean(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """Row means of ``values`` per group id (zero for empty groups)."""
-    ind = sp.csr_matrix(
-        (np.ones(len(group)), (group, np.arange(len(group)))), shape=(n_groups, len(group))
-    )
+def _group_mean(
+    group: np.ndarray, values: np.ndarray, n_groups: int, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """Row means of ``values`` per group id (zero for empty groups), row ``i`` weighted by
+    ``weights[i]`` if given."""
+    w = np.ones(len(group)) if weights is None else weights
+    ind = sp.csr_matrix((w, (group, np.arange(len(group)))), shape=(n_groups, len(group)))
     sums = np.asarray(ind @ values)
-    counts = np.bincount(group, minlength=n_groups).astype(float)
-    return sums / np.maximum(counts, 1.0)[:, None]
+    if weights is None:
+        counts = np.bincount(group, minlength=n_groups).astype(float)
+        return sums / np.maximum(counts, 1.0)[:, None]
+    totals = np.bincount(group, weights, minlength=n_groups)
+    return sums / np.where(totals > 0, totals, 1.0)[:, None]
+
+
+def _mean(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Column means of ``values``, row ``i`` weighted by ``weights[i]`` if given."""
+    return values.mean(0) if weights is None else (weights @ values) / weights.sum()
+
+
+def _positive(total: float) -> float:
+    """``total``, or 1 if it is zero (an empty average is zero)."""
+    return total if total > 0 else 1.0
