@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.engine.chart_grammars import CoarseGrammar
+from lpcfg_cli.engine.chart_grammars import CoarseGrammar, symbol_prior
 from lpcfg_cli.engine.coarse import (
     chart_size,
     clear_charts,
@@ -65,48 +65,64 @@ def dense_tensor(rules: np.ndarray, prob: np.ndarray) -> np.ndarray:
     return t
 
 
-def dense_inside(lex: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``alpha[i, j, a]``, the inside values over a dense tensor, without scaling."""
+def dense_inside(
+    lex: np.ndarray, t: np.ndarray, prior: np.ndarray | None = None, beam: float = 0.0
+) -> np.ndarray:
+    """``alpha[i, j, a]``, the inside values over a dense tensor, without scaling; with a
+    ``beam``, each span but the whole sentence keeps the items whose ``alpha * prior`` is at
+    least ``beam`` times the span's largest (the coarse beam, as its docstring states it)."""
     n = len(lex)
     alpha = np.zeros((n + 1, n + 1, N_SYM))
     for i in range(n):
         alpha[i, i + 1] = lex[i]
-    for length in range(2, n + 1):
+    for length in range(1, n + 1):
         for i in range(n - length + 1):
             j = i + length
             for k in range(i + 1, j):
                 alpha[i, j] += np.einsum("abc,b,c->a", t, alpha[i, k], alpha[k, j])
+            if beam > 0 and length < n:
+                fom = alpha[i, j] * prior
+                alpha[i, j, fom < beam * fom.max()] = 0.0
     return alpha
 
 
-def reference(lex: np.ndarray, rules: np.ndarray, prob: np.ndarray, root: np.ndarray):
-    """``(Z, mu[i, j, a])`` by inside-outside over a dense tensor, without scaling."""
+def reference(
+    lex: np.ndarray,
+    rules: np.ndarray,
+    prob: np.ndarray,
+    root: np.ndarray,
+    prior: np.ndarray | None = None,
+    beam: float = 0.0,
+):
+    """``(Z, mu[i, j, a])`` by inside-outside over a dense tensor, without scaling (over the
+    chart the coarse beam leaves, with a ``beam``)."""
     n = len(lex)
     t = dense_tensor(rules, prob)
-    alpha = dense_inside(lex, t)
+    alpha = dense_inside(lex, t, prior, beam)
     z = float(root @ alpha[0, n])
     beta = np.zeros_like(alpha)
     beta[0, n] = root
     for length in range(n, 1, -1):
         for i in range(n - length + 1):
             j = i + length
+            live = beta[i, j] * (alpha[i, j] != 0)  # a pruned parent passes nothing down
             for k in range(i + 1, j):
-                beta[i, k] += np.einsum("abc,a,c->b", t, beta[i, j], alpha[k, j])
-                beta[k, j] += np.einsum("abc,a,b->c", t, beta[i, j], alpha[i, k])
+                beta[i, k] += np.einsum("abc,a,c->b", t, live, alpha[k, j])
+                beta[k, j] += np.einsum("abc,a,b->c", t, live, alpha[i, k])
     return z, alpha * beta / z if z > 0 else np.zeros_like(alpha)
 
 
-def run(lexes: list[np.ndarray], rules, prob, root):
+def run(lexes: list[np.ndarray], rules, prob, root, beam: float = 0.0, n_sym: int = N_SYM):
     """The pass over one batch: ``(mu[s][i, j, a] per sentence, log Z)``."""
     layout = SpanLayout([len(x) for x in lexes])
-    g = CoarseGrammar.build(N_SYM, rules, prob)
+    g = CoarseGrammar.build(n_sym, rules, prob, root)
     lex = np.concatenate(lexes)
     order = np.argsort(
         np.concatenate([layout.base[1, s] + np.arange(len(x)) for s, x in enumerate(lexes)])
     )
-    keys, values, log_z = coarse_posteriors(g, layout, lex[order], root)
-    span, sym = np.divmod(keys, N_SYM)
-    out = [np.zeros((len(x) + 1, len(x) + 1, N_SYM)) for x in lexes]
+    keys, values, log_z = coarse_posteriors(g, layout, lex[order], root, beam)
+    span, sym = np.divmod(keys, n_sym)
+    out = [np.zeros((len(x) + 1, len(x) + 1, n_sym)) for x in lexes]
     for sp, a, v in zip(span, sym, values, strict=True):
         s, i = int(layout.span_sent[sp]), int(layout.span_start[sp])
         out[s][i, i + int(layout.span_len[sp]), a] = v
@@ -148,7 +164,7 @@ def test_kernel_leaves_its_charts_zero(seed):
     for lex in (random_lexical(12, rng), no_parse):
         charts = np.zeros((4, chart_size(len(lex), N_SYM)))
         out = sentence_posteriors(
-            lex, root, g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts
+            lex, root, g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts, g.prior, 0.0
         )
         assert len(out[0]) > 0 or out[4] == -np.inf
         assert not charts.any()
@@ -186,7 +202,7 @@ def test_each_phase_matches_the_dense_reference(seed):
     n = len(lex)
     pcfg = (g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob)
     charts = np.zeros((4, chart_size(n, N_SYM)))
-    ix = inside_chart(lex, *pcfg, charts)
+    ix = inside_chart(lex, *pcfg, charts, g.prior, 0.0)
     alpha = dense_inside(lex, dense_tensor(rules, prob))
     got = np.zeros_like(alpha)
     for i in range(n):
@@ -207,3 +223,79 @@ def test_each_phase_matches_the_dense_reference(seed):
     np.testing.assert_allclose(mu, mu_ref, rtol=1e-10, atol=0)
     clear_charts(charts, ix)
     assert not charts.any()
+
+
+def proper_grammar(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``random_grammar`` with each parent's rules scaled to sum to 0.4: derivations are
+    finite (the pre-terminals' words end the rest), so the symbols' prior is defined."""
+    rules, prob, root = random_grammar(seed)
+    total = np.bincount(rules[:, 0], weights=prob, minlength=N_SYM)
+    return rules, 0.4 * prob / total[rules[:, 0]], root
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_symbol_prior_is_the_expected_number_of_nodes(seed):
+    """``e = root + e M`` solved exactly for a grammar with finite derivations; a grammar
+    whose derivations need not end (``random_grammar``'s parents' rules sum above 1) and a
+    grammar without root weights give ones; S -> S S (p) has ``1 / (1 - 2p)`` S nodes."""
+    rules, prob, root = proper_grammar(seed)
+    m = np.zeros((N_SYM, N_SYM))
+    np.add.at(m, (rules[:, 0], rules[:, 1]), prob)
+    np.add.at(m, (rules[:, 0], rules[:, 2]), prob)
+    exact = np.linalg.solve((np.eye(N_SYM) - m).T, root)
+    np.testing.assert_allclose(symbol_prior(N_SYM, rules, prob, root), exact, rtol=1e-8)
+    divergent, dprob, droot = random_grammar(seed)
+    assert dprob.sum() > N_SYM
+    np.testing.assert_array_equal(symbol_prior(N_SYM, divergent, dprob, droot), 1.0)
+    np.testing.assert_array_equal(symbol_prior(N_SYM, rules, prob, None), 1.0)
+    s_ss = np.array([(0, 0, 0)])
+    assert symbol_prior(1, s_ss, np.array([0.3]), np.array([1.0]))[0] == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("beam", [1e-3, 0.1, 0.5])
+def test_coarse_beam_matches_the_pruned_reference(seed, beam):
+    """With a beam, every sentence's posteriors and log Z are those of inside-outside over
+    the chart the beam leaves (the reference prunes each span as the beam's docstring says);
+    the larger beams do prune (posteriors differ from the exact ones)."""
+    rules, prob, root = proper_grammar(seed)
+    prior = symbol_prior(N_SYM, rules, prob, root)
+    rng = np.random.default_rng(300 + seed)
+    lexes = [random_lexical(n, rng) for n in (9, 4, 13, 2, 7)]
+    mus, log_z = run(lexes, rules, prob, root, beam)
+    pruned = 0
+    for lex, mu, lz in zip(lexes, mus, log_z, strict=True):
+        z, expected = reference(lex, rules, prob, root, prior, beam)
+        if z == 0:  # the beam left no parse: the sentence is parsed again without it
+            z, expected = reference(lex, rules, prob, root)
+        if z == 0:
+            assert lz == -np.inf and not mu.any()
+            continue
+        assert lz == pytest.approx(np.log(z), rel=1e-12, abs=1e-12)
+        np.testing.assert_array_equal(mu != 0, expected != 0)
+        np.testing.assert_allclose(mu, expected, rtol=1e-10, atol=0)
+        pruned += int((mu != 0).sum() < (reference(lex, rules, prob, root)[1] != 0).sum())
+    assert pruned >= (2 if beam >= 0.1 else 0)
+
+
+def test_a_sentence_the_beam_leaves_unparsed_is_parsed_without_it():
+    """A -> B P needs B over the first two words, where the beam prefers C (the larger prior,
+    for A -> C C): with beam 0.6 the three-word sentence has no parse over the pruned chart,
+    and gets the exact posteriors of the unpruned one."""
+    p_sym, a, b, c = range(4)
+    rules = np.array([(a, b, p_sym), (a, c, c), (b, p_sym, p_sym), (c, p_sym, p_sym)])
+    prob = np.array([0.5, 0.5, 1.0, 1.0])
+    root = np.array([0.0, 1.0, 0.0, 0.0])
+    np.testing.assert_allclose(symbol_prior(4, rules, prob, root), [3.5, 1.0, 0.5, 1.0])
+    lex = np.zeros((3, 4))
+    lex[:, p_sym] = 1.0
+    g = CoarseGrammar.build(4, rules, prob, root)
+    charts = np.zeros((4, chart_size(3, 4)))
+    pcfg = (g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts, g.prior)
+    assert sentence_posteriors(lex, root, *pcfg, 0.6)[4] == -np.inf
+    exact = sentence_posteriors(lex, root, *pcfg, 0.0)
+    assert exact[4] == pytest.approx(np.log(0.5))
+    mus, log_z = run([lex], rules, prob, root, beam=0.6, n_sym=4)
+    assert log_z[0] == exact[4]
+    assert mus[0][exact[0], exact[1], exact[2]] == pytest.approx(exact[3], rel=1e-12)
+    assert (mus[0] != 0).sum() == len(exact[3])

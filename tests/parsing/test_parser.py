@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.compiled import build_grammar
+from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.parsing.parser import Parser, ParserOptions
 from lpcfg_cli.treebank.tree import iter_nodes, leaves
@@ -53,3 +55,28 @@ def test_fallback_tags_each_word_and_keeps_every_word():
     too_long = Parser(model, ParserOptions(max_length=2)).parse([sentences[0]])[0]
     assert too_long.fallback and leaves(too_long.tree) == sentences[0]
     assert np.all([not t.label().startswith("@") for t in iter_nodes(res.tree)])
+
+
+def test_the_coarse_beam_prunes_before_a_latent_pass_only():
+    """``--coarse-beam`` reaches the coarse pass: a beam keeps fewer coarse items than none
+    and every sentence still parses (one the beam leaves without a parse is parsed again
+    without it); a bare treebank PCFG, decoded from the coarse pass, is not pruned so."""
+    truth = random_lpcfg(
+        inter=4, pre=4, words=20, states=2, rules_per_symbol=4, words_per_tag=6, seed=9
+    )
+    trees = sample_trees(truth, 300, seed=10)
+    grammar, bank = build_grammar(trees[:250])
+    sentences = [leaves(t) for t in trees[250:280]]
+    layout = SpanLayout([len(s) for s in sentences])
+    em = fit_em(grammar, bank, states=2, iterations=2, seed=3)
+    pcfg = train_pcfg(grammar, bank, {})
+    kept = {}
+    for beam in (0.0, 0.3, 1.0):
+        parser = Parser(em, ParserOptions(coarse_beam=beam))
+        kept[beam] = len(parser.coarse_pass(layout, sentences)[1])
+        assert all(r.fallback is None for r in parser.parse(sentences))
+        bare = Parser(pcfg, ParserOptions(coarse_beam=beam))
+        assert not bare.latent
+        kept["pcfg", beam] = len(bare.coarse_pass(layout, sentences)[1])
+    assert kept[1.0] < kept[0.3] < kept[0.0]
+    assert kept["pcfg", 1.0] == kept["pcfg", 0.0]

@@ -39,9 +39,12 @@ class CoarseGrammar:
     pair_ptr: np.ndarray  # (P + 1,) into the rules
     parent: np.ndarray  # (R,) rules sorted by (left, right)
     prob: np.ndarray
+    prior: np.ndarray  # (N,) ``symbol_prior``: the coarse beam's outside estimate
 
     @classmethod
-    def build(cls, n_symbols: int, rules: np.ndarray, prob: np.ndarray) -> CoarseGrammar:
+    def build(
+        cls, n_symbols: int, rules: np.ndarray, prob: np.ndarray, root: np.ndarray | None = None
+    ) -> CoarseGrammar:
         rules = np.asarray(rules, dtype=np.int64).reshape(-1, 3)
         prob = np.asarray(prob, dtype=np.float64)
         idx = np.flatnonzero(prob > 0)
@@ -60,7 +63,42 @@ class CoarseGrammar:
             pair_ptr,
             rules[order, 0].copy(),
             prob[order].copy(),
+            symbol_prior(n_symbols, rules, prob, root),
         )
+
+
+def symbol_prior(
+    n_symbols: int, rules: np.ndarray, prob: np.ndarray, root: np.ndarray | None
+) -> np.ndarray:
+    """The expected number of nodes of each symbol in a derivation of the PCFG: ``e = root +
+    e M``, ``M[a, b]`` the expected number of ``b`` children of an ``a`` node (the mean matrix
+    of the PCFG's branching process), solved by fixed-point iteration.
+
+    The coarse beam's estimate of an item's outside value, the simplest of Caraballo &
+    Charniak's (1998) figures of merit (inside times a prior of the symbol): without it a
+    beam on inside values alone prunes the symbols that sit high in trees (their inside
+    values are small as they cover many rules) and costs F1 (docs/parsing.md, The coarse
+    beam). All ones where it is not defined: no root weights given, or a PCFG whose
+    derivations are not finite with probability one (the series diverges), where the beam
+    then compares inside values alone.
+    """
+    ones = np.ones(n_symbols)
+    if root is None or len(rules) == 0:
+        return ones
+    root = np.asarray(root, dtype=np.float64)
+    parent = np.concatenate([rules[:, 0], rules[:, 0]])
+    child = np.concatenate([rules[:, 1], rules[:, 2]])
+    weight = np.concatenate([prob, prob])
+    e = root.copy()
+    for _ in range(2000):
+        nxt = root + np.bincount(child, weights=weight * e[parent], minlength=n_symbols)
+        if not np.all(np.isfinite(nxt)) or nxt.max(initial=0.0) > 1e12:
+            return ones
+        done = np.abs(nxt - e).max(initial=0.0) <= 1e-10 * nxt.max(initial=1.0)
+        e = nxt
+        if done:
+            return e
+    return ones
 
 
 @dataclass

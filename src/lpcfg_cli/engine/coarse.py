@@ -72,6 +72,26 @@ def _weigh(chart, row, lo, hi, i, w, out):
     _times(chart[row + lo : row + hi + 1], w[lo - i - 1 : hi - i], out[lo - i - 1 : hi - i])
 
 
+@njit(nogil=True, inline="always")
+def _beam(vals: np.ndarray, syms: np.ndarray, prior: np.ndarray, beam: float) -> None:
+    """The coarse beam in one span: zero ``vals[t]`` (the inside value of symbol
+    ``syms[t]``) where ``vals[t] * prior[syms[t]]`` is below ``beam`` times the largest such
+    product, as if that item had no inside mass.
+
+    ``prior`` (``chart_grammars.symbol_prior``) stands for the items' outside values: a
+    figure-of-merit beam in the manner of Caraballo & Charniak (1998), rather than the
+    Berkeley parser's posterior pruning by coarser grammars: it costs nothing to compute,
+    and the latent pass's posterior threshold (``ParserOptions.prune``) after it already
+    prunes as the Berkeley parser does.
+    """
+    best = 0.0
+    for t in range(len(vals)):
+        best = max(best, vals[t] * prior[syms[t]])
+    for t in range(len(vals)):
+        if vals[t] * prior[syms[t]] < beam * best:
+            vals[t] = 0.0
+
+
 @njit(nogil=True)
 def _bases(n: int, n_sym: int) -> tuple[np.ndarray, np.ndarray]:
     """Offsets of the packed charts: start-major row ``(i, b)`` (ends ``i+1..n``, length
@@ -147,6 +167,8 @@ def inside_chart(
     parent: np.ndarray,
     prob: np.ndarray,
     charts: np.ndarray,
+    prior: np.ndarray,
+    beam: float,
 ) -> ChartIndex:
     """The inside phase: the scaled inside values of every item, written to ``charts[0]``
     (start-major) and ``charts[1]`` (end-major); returns the ``ChartIndex`` of the items.
@@ -154,6 +176,8 @@ def inside_chart(
     Spans go by end ``j``, then start ``i`` from right to left, not by length: the end-major
     rows of ``j`` that every span of the column reads stay in cache. A child's row times the
     split weights (``_weigh``) is formed only once one of its pairs applies in the span.
+    With ``beam > 0`` every span but the whole sentence is pruned by the coarse beam
+    (``_beam``); the phases after see the pruned chart.
     """
     n, n_sym = lex.shape
     ins_s, ins_e = charts[0], charts[1]
@@ -231,6 +255,8 @@ def inside_chart(
                 continue
             sc[i, j] = top + scale
             first[i, j] = n_items
+            if beam > 0.0 and j - i < n:
+                _beam(vals[0, :n_t], touched[:n_t], prior, beam)
             for t in range(n_t):
                 a, v = touched[t], vals[0, t]
                 if v == 0.0:
@@ -396,19 +422,22 @@ def sentence_posteriors(
     parent: np.ndarray,
     prob: np.ndarray,
     charts: np.ndarray,
+    prior: np.ndarray,
+    beam: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Posteriors of one sentence's items; ``lex`` is ``(n, N)``; ``charts``: ``(4, >=
     chart_size(n, N))`` zeros, the packed inside and outside charts, left zero on return.
 
     Returns ``(start, end, symbol, posterior)`` of the items with a nonzero posterior, and
-    log Z (``-inf`` and no items without a parse). The phases, in order: ``inside_chart``,
+    log Z (``-inf`` and no items without a parse). ``prior``, ``beam``: the coarse beam
+    (``inside_chart``; ``beam`` 0: none). The phases, in order: ``inside_chart``,
     ``root_inside``, ``outside_chart``, ``item_posteriors``, ``clear_charts``.
 
     The charts are packed (row ``(i, b)`` holds the ``n - i`` ends after ``i``): four of
     ``N n (n + 1) / 2`` doubles (pages never written stay unmapped; what they cost a long
     sentence: docs/design-notes.md, The coarse pass).
     """
-    ix = inside_chart(lex, left_ptr, pair_right, pair_ptr, parent, prob, charts)
+    ix = inside_chart(lex, left_ptr, pair_right, pair_ptr, parent, prob, charts, prior, beam)
     z = root_inside(charts, root, ix)
     if z <= 0.0 or ix.sc[0, ix.n] == -np.inf:
         clear_charts(charts, ix)
@@ -430,11 +459,14 @@ def coarse_posteriors(
     layout: SpanLayout,
     lexical_scores: np.ndarray,
     root: np.ndarray,
+    beam: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Items with a positive posterior in every sentence of ``layout``.
 
     ``lexical_scores``: ``(spans of length 1, N)`` pre-terminal scores in layout order.
-    Returns ``(keys = span * N + symbol (sorted), posteriors, log Z per sentence)``.
+    ``beam``: the coarse beam (``inside_chart``; 0: none, exact posteriors); a sentence it
+    leaves without a parse is parsed again without it. Returns ``(keys = span * N + symbol
+    (sorted), posteriors, log Z per sentence)``.
     """
     n_sym = g.n_symbols
     keys, values = [], []
@@ -446,15 +478,16 @@ def coarse_posteriors(
     # touched, much system time with a grammar of thousands of symbols.
     longest = int(max(layout.lengths, default=0))
     charts = np.zeros((4, chart_size(longest, n_sym)))
+    pcfg = (g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts, g.prior)
     for s, n in enumerate(layout.lengths):
         n = int(n)
         if n == 0:
             continue
         rows = layout.base[1, s] + np.arange(n) - first
         lex = np.ascontiguousarray(lexical_scores[rows], dtype=np.float64)
-        start, end, sym, mu, log_z[s] = sentence_posteriors(
-            lex, root, g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts
-        )
+        start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, beam)
+        if log_z[s] == -np.inf and beam > 0.0:  # the beam left no parse: again without it
+            start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, 0.0)
         keys.append((layout.base[end - start, s] + start) * n_sym + sym)
         values.append(mu)
     if not keys:

@@ -92,7 +92,9 @@ class Parser:
         self.max_length = self.options.max_length or chart_length_limit(g.n_symbols)
         self.decode = resolve_decoder(self.options, model)
         self.symbols = g.symbols
-        self.coarse = CoarseGrammar.build(g.n_symbols, g.binary, model.coarse.binary)
+        self.coarse = CoarseGrammar.build(
+            g.n_symbols, g.binary, model.coarse.binary, model.coarse.root
+        )
         # The latent pass runs in float32 with tiny values flushed to zero (see
         # engine.scaling.FLUSH): faster than float64, and than float32 with subnormals, at the
         # same F1 (docs/design-notes.md, The latent pass).
@@ -240,7 +242,12 @@ class Parser:
             self.model.coarse.lexical[lex_rule] * lex_weight,
         )
         t0 = time.perf_counter()
-        keys, mu, log_z = coarse_posteriors(self.coarse, layout, lex_scores, self.model.coarse.root)
+        # The beam prunes for the latent pass it was chosen with; a bare treebank PCFG,
+        # decoded from these posteriors, keeps them exact.
+        beam = self.options.coarse_beam if self.latent else 0.0
+        keys, mu, log_z = coarse_posteriors(
+            self.coarse, layout, lex_scores, self.model.coarse.root, beam
+        )
         self.stats.coarse_seconds += time.perf_counter() - t0
         return lex, keys, mu, log_z
 

@@ -38,6 +38,13 @@ def chart_length_limit(n_symbols: int, items: int = CHART_ITEMS) -> int:
 PRUNE = 3e-4
 
 
+# The coarse pass's beam (``engine.coarse.inside_chart``), chosen on dev with the m = 16 em,
+# pivot+em and spectral models, a split-merge grammar and configs/best.toml: the largest value
+# tried (3e-4, 5e-4, 1e-3, 2e-3, 3e-3) whose strict dev F1 stays within 0.05 of no beam for
+# all five (docs/parsing.md, The coarse beam).
+COARSE_BEAM = 3e-4
+
+
 # A product's first member prunes the items of the others' latent passes at this posterior,
 # chosen on dev with configs/best.toml: the largest threshold tried whose dev F1 stays
 # within 0.05 of no such pruning; the six-model product parses about 1.5 times as fast
@@ -52,6 +59,14 @@ class ParserOptions:
 
     prune: float = hyper(
         PRUNE, "Coarse-to-fine posterior threshold (0 = no pruning).", min=0.0, max=1.0
+    )
+    coarse_beam: float = hyper(
+        COARSE_BEAM,
+        "Before a latent pass, the coarse pass drops an item whose inside score times its "
+        "symbol's prior is below this times the best of its span; a sentence left without "
+        "a parse is parsed again without it (0 = no beam).",
+        min=0.0,
+        max=1.0,
     )
     max_length: int | None = hyper(
         None,
