@@ -284,10 +284,22 @@ class Lexicon:
             return [sig]
         return list(self.signature_ids)
 
-    def lookup_weighted(self, token: str, position: int) -> list[tuple[int, float, int]]:
+    @property
+    def pooled_id(self) -> int:
+        """The word id ``lookup_weighted(..., pooled=True)`` gives the back-off to every
+        signature: one past the vocabulary (``engine.tokens.RulesByWord`` gives it rules)."""
+        return len(self.words)
+
+    def lookup_weighted(
+        self, token: str, position: int, pooled: bool = False
+    ) -> list[tuple[int, float, int]]:
         """(word id, weight, restriction) triples whose weighted lexical rules score
         ``token``: the rules of the word id, or with a restriction ``r >= 0`` only those
-        whose pre-terminal also has a rule for word ``r`` (a known word's smoothing)."""
+        whose pre-terminal also has a rule for word ``r`` (a known word's smoothing).
+
+        An unknown word's back-off to every signature is one entry per signature, or with
+        ``pooled`` one entry of ``pooled_id`` (the same weight), whose rules hold the sums
+        of the signatures' rules."""
         word = known_spelling(token, self.known)
         if word is not None:
             key = (word, position == 0)
@@ -297,7 +309,10 @@ class Lexicon:
             return entries
         sig = self.index.get(self.signature(token, position == 0))
         share = (self.counts[sig] if sig is not None else 1) / self.rare_total
-        out = [(i, self.BACKOFF * share, -1) for i in self.signature_ids]
+        if pooled:
+            out = [(self.pooled_id, self.BACKOFF * share, -1)] if self.signature_ids else []
+        else:
+            out = [(i, self.BACKOFF * share, -1) for i in self.signature_ids]
         if sig is not None:
             out.append((sig, 1.0 - self.BACKOFF, -1))
         return out

@@ -121,6 +121,13 @@ class Parser:
             and np.allclose(model.binary, model.coarse.binary)
             else [LatentGrammar.from_model(m, dtype=dtype) for m in models]
         )
+        # An unknown word's back-off to every signature scores by pooled lexical rules, one
+        # per pre-terminal (``RulesByWord``), appended to each grammar's lexical parameters.
+        self.rules_by_word = RulesByWord(g, pooled=True)
+        self.coarse_lexical = self.rules_by_word.pool(model.coarse.lexical)
+        for lg in self.latent:
+            lg.lexical = self.rules_by_word.pool(lg.lexical)
+            lg.lexical_parent = self.rules_by_word.parent
         # The members of a product or ensemble trained on one treebank have the same rules,
         # so the chunk plans of their latent passes over the same allowed items are the same
         # but for the span scales: the first member plans, the others refresh its plans
@@ -139,7 +146,6 @@ class Parser:
         self.brackets = (
             Brackets.of(g.symbols, g.is_preterminal) if self.decode == "max-bracket" else None
         )
-        self.rules_by_word = RulesByWord(g)
         self.stats = ParseStats()
         self._backoff: Parser | None | bool = False  # built when first needed
 
@@ -238,8 +244,8 @@ class Parser:
         lex_scores = np.zeros((n1.stop - n1.start, g.n_symbols))
         np.add.at(
             lex_scores,
-            (lex_span - n1.start, g.lexical[lex_rule, 0]),
-            self.model.coarse.lexical[lex_rule] * lex_weight,
+            (lex_span - n1.start, self.rules_by_word.parent[lex_rule]),
+            self.coarse_lexical[lex_rule] * lex_weight,
         )
         t0 = time.perf_counter()
         # The beam prunes for the latent pass it was chosen with; a bare treebank PCFG,
