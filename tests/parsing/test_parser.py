@@ -80,3 +80,30 @@ def test_the_coarse_beam_prunes_before_a_latent_pass_only():
         kept["pcfg", beam] = len(bare.coarse_pass(layout, sentences)[1])
     assert kept[1.0] < kept[0.3] < kept[0.0]
     assert kept["pcfg", 1.0] == kept["pcfg", 0.0]
+
+
+def test_a_sentence_whose_beamed_chart_has_no_latent_parse_is_parsed_without_the_beam(
+    monkeypatch,
+):
+    """Should the beam's coarse chart hold no latent parse of a sentence (here: a stand-in
+    pass that keeps only the words' items whenever it beams), the sentence is parsed again
+    without the beam, to the trees of an unbeamed parser, not to a fallback."""
+    import lpcfg_cli.parsing.parser as parser_module
+
+    real = parser_module.coarse_posteriors
+
+    def words_only_when_beamed(g, layout, lexical_scores, root, beam=0.0):
+        keys, mu, log_z = real(g, layout, lexical_scores, root, beam)
+        if beam > 0:
+            one = layout.span_len[keys // g.n_symbols] == 1
+            keys, mu = keys[one], mu[one]
+        return keys, mu, log_z
+
+    monkeypatch.setattr(parser_module, "coarse_posteriors", words_only_when_beamed)
+    model, sentences = model_and_sentences()
+    beamed = Parser(model, ParserOptions(coarse_beam=0.3))
+    got = beamed.parse(sentences)
+    want = Parser(model, ParserOptions(coarse_beam=0.0)).parse(sentences)
+    assert all(r.fallback is None for r in got)
+    assert [r.tree for r in got] == [r.tree for r in want]
+    assert beamed.stats.retries >= sum(len(s) > 1 for s in sentences) > 0

@@ -232,10 +232,11 @@ class Parser:
         return token_rules(self.model.grammar, self.rules_by_word, layout, sentences)
 
     def coarse_pass(
-        self, layout: SpanLayout, sentences: Sequence[Sequence[str]]
+        self, layout: SpanLayout, sentences: Sequence[Sequence[str]], beam: float | None = None
     ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]:
         """The batch's lexical triples (``_lexical``) and the coarse pass's items, posteriors
-        and log Z per sentence (``coarse_posteriors``)."""
+        and log Z per sentence (``coarse_posteriors``; ``beam``: the coarse beam, default
+        ``--coarse-beam`` before a latent pass)."""
         g = self.model.grammar
         lex = self._lexical(layout, sentences)
         lex_span, lex_rule, lex_weight = lex
@@ -250,17 +251,21 @@ class Parser:
         t0 = time.perf_counter()
         # The beam prunes for the latent pass it was chosen with; a bare treebank PCFG,
         # decoded from these posteriors, keeps them exact.
-        beam = self.options.coarse_beam if self.latent else 0.0
+        if beam is None:
+            beam = self.options.coarse_beam if self.latent else 0.0
         keys, mu, log_z = coarse_posteriors(
             self.coarse, layout, lex_scores, self.model.coarse.root, beam
         )
         self.stats.coarse_seconds += time.perf_counter() - t0
         return lex, keys, mu, log_z
 
-    def _parse_batch(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
+    def _parse_batch(
+        self, sentences: Sequence[Sequence[str]], beam: float | None = None
+    ) -> list[ParseResult]:
         g = self.model.grammar
         layout = SpanLayout([len(s) for s in sentences])
-        (lex_span, lex_rule, lex_weight), keys, mu, log_z = self.coarse_pass(layout, sentences)
+        lex, keys, mu, log_z = self.coarse_pass(layout, sentences, beam)
+        lex_span, lex_rule, lex_weight = lex
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
             results[s] = self.fallback(sentences[s], NO_PARSE_COARSE)
@@ -331,6 +336,13 @@ class Parser:
                 else:
                     still.append(s)
             pending = np.asarray(still, dtype=np.int64)
+        if len(pending) and beam is None and self.options.coarse_beam > 0:
+            # The coarse beam's chart may hold no latent parse where the whole chart does.
+            self.stats.retries += len(pending)
+            again = self._parse_batch([sentences[s] for s in pending], beam=0.0)
+            for s, result in zip(pending, again, strict=True):
+                results[s] = result
+            pending = pending[:0]
         for s in pending:
             results[s] = self.fallback(sentences[s], NO_PARSE_LATENT)
         return [r for r in results if r is not None]
