@@ -73,10 +73,11 @@ class RulesByWord:
         self.n_words = len(grammar.words)
         # (pre-terminal, word) keys of every rule, sorted: "has the word a rule under a?"
         self.keys = np.sort(lexical[:, 0] * self.n_words + lexical[:, 1])
+        self.pooled = pooled and len(grammar.lexicon.signature_ids) > 0
         # The signatures' rules and the pooled rule each adds into (``pool``).
         self.pooled_from = np.zeros(0, dtype=np.int64)
         self.pooled_into = np.zeros(0, dtype=np.int64)
-        if pooled:
+        if self.pooled:
             signature = np.zeros(self.n_words, dtype=bool)
             signature[grammar.lexicon.signature_ids] = True
             self.pooled_from = np.flatnonzero(signature[lexical[:, 1]])
@@ -125,5 +126,4 @@ def token_rules(
 ) -> Triples:
     """(span, lexical rule, weight) scoring every token of ``sentences`` (``token_words``;
     with ``rules`` built ``pooled``, an unknown word's back-off by the pooled rules)."""
-    pooled = len(rules.parent) > rules.n_rules
-    return rules.expand(*token_words(grammar, layout, sentences, pooled))
+    return rules.expand(*token_words(grammar, layout, sentences, rules.pooled))

@@ -233,10 +233,8 @@ def _one_hot(
         cols.append(inv + width)
         width += len(uniq)
     row, col = np.concatenate(rows), np.concatenate(cols)
-    if node_w is None:
-        counts = np.bincount(col, minlength=width).astype(float)
-    else:
-        counts = np.bincount(col, node_w[row], minlength=width)
+    weights = None if node_w is None else node_w[row]
+    counts = np.bincount(col, weights, minlength=width).astype(float)
     if opts.scale:
         values = np.sqrt(m / (counts + opts.offset))[col]
     else:

@@ -227,10 +227,7 @@ class PivotEstimator:
         self.keys_out = {t: outside[t] for t in opts.outside_features}
         self.nodes = bank.by_symbol(grammar.n_symbols)
         self.node_w = node_weights(bank, weights)  # None: every node counts once
-        if self.node_w is None:
-            self.counts = np.array([len(nodes) for nodes in self.nodes], dtype=np.int64)
-        else:
-            self.counts = np.array([self.node_w[nodes].sum() for nodes in self.nodes])
+        self.counts = np.bincount(bank.symbol, self.node_w, minlength=grammar.n_symbols)
         self.pcfg = train_pcfg(grammar, bank, {}, weights)
         self._decompositions: dict[tuple[int, int], Decomposition] = {}  # (symbol, cap)
 
@@ -255,10 +252,8 @@ class PivotEstimator:
         col = np.stack(cols, axis=1).ravel()
         row = np.repeat(np.arange(n), len(keys))
         mat = sp.csr_matrix((np.ones(len(col)), (row, col)), shape=(n, width))
-        if node_w is None:
-            counts = np.bincount(col, minlength=width).astype(float)
-        else:
-            counts = np.bincount(col, node_w[row], minlength=width)
+        weights = None if node_w is None else node_w[row]
+        counts = np.bincount(col, weights, minlength=width).astype(float)
         return mat, np.concatenate(blocks), counts
 
     def decompose(self, a: int, m: int) -> Decomposition:

@@ -402,10 +402,7 @@ def _group_mean(
     w = np.ones(len(group)) if weights is None else weights
     ind = sp.csr_matrix((w, (group, np.arange(len(group)))), shape=(n_groups, len(group)))
     sums = np.asarray(ind @ values)
-    if weights is None:
-        counts = np.bincount(group, minlength=n_groups).astype(float)
-        return sums / np.maximum(counts, 1.0)[:, None]
-    totals = np.bincount(group, weights, minlength=n_groups)
+    totals = np.bincount(group, weights, minlength=n_groups).astype(float)
     return sums / np.where(totals > 0, totals, 1.0)[:, None]
 
 
