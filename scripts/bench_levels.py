@@ -70,7 +70,7 @@ def run(
 ) -> Row:
     """Parse ``sentences`` as the parser's batches do, with ``pruner`` (an intermediate
     model's parser, ``"oracle"``, or None) between the coarse and the latent pass."""
-    n = parser.model.grammar.n_symbols
+    n = parser.grammar.n_symbols
     fine = parser.latent[0]
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     lines = ["()"] * len(sentences)
@@ -133,7 +133,7 @@ def main() -> int:
         pruners: list[tuple[str, Parser | str | None]] = [("coarse only", None)]
         for path in filter(None, args.intermediate.split(",")):
             mid = Parser(LPCFG.load(path))
-            if mid.model.grammar.symbols != parser.model.grammar.symbols:
+            if mid.grammar.symbols != parser.grammar.symbols:
                 raise SystemExit(f"{path}: not a model of {args.model}'s treebank grammar")
             mid.warm_up()
             pruners.append((path, mid))

@@ -104,7 +104,7 @@ def test_a_restored_word_has_rules_only_where_its_tag_was_seen(trained):
 def test_the_parser_knows_restored_words_and_smooths_them_freely(trained):
     trees, em, _ = trained
     parser = Parser(em[0])
-    lexicon = parser.model.grammar.lexicon
+    lexicon = parser.grammar.lexicon
     rare = em[0].grammar.rare_words.words[0]
     entries = lexicon.lookup_weighted(rare, 1)
     assert entries[0][0] == lexicon.index[rare]

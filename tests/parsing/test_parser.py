@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.learners.pcfg import train_pcfg
+from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.parsing.parser import Parser, ParserOptions
 from lpcfg_cli.treebank.tree import iter_nodes, leaves
@@ -21,6 +25,34 @@ def model_and_sentences():
     grammar, bank = build_grammar(trees[:250])
     model = fit_em(grammar, bank, states=2, iterations=2, seed=3)
     return model, [leaves(t) for t in trees[250:280]]
+
+
+def _reachable(root: object) -> list[object]:
+    """Every object reachable from ``root`` by references, modules and types left out."""
+    seen, todo, out = {id(root)}, [root], []
+    while todo:
+        obj = todo.pop()
+        out.append(obj)
+        for ref in gc.get_referents(obj):
+            if id(ref) not in seen and not isinstance(ref, type | type(gc)):
+                seen.add(id(ref))
+                todo.append(ref)
+    return out
+
+
+def test_the_parser_keeps_no_model_once_built():
+    """Neither the caller's model nor the one with the rare words restored stays reachable
+    from the parser: their latent parameters would sit beside the arranged grammars'
+    copies for the parser's lifetime. It still parses and falls back."""
+    model, sentences = model_and_sentences()
+    parser = Parser(model)
+    ref = weakref.ref(model)
+    del model
+    gc.collect()
+    assert ref() is None
+    assert not [o for o in _reachable(parser) if isinstance(o, LPCFG)]
+    assert all(r.tree is not None for r in parser.parse(sentences[:3]))
+    assert parser.fallback(sentences[0], "testing").fallback == "testing"
 
 
 def test_thresholds_loosen_to_no_pruning():

@@ -113,6 +113,7 @@ def command(
     lines: list[int] = []
     sentences = _read_sentences(input, input_kind, encoding, lines)
     stream = StreamParser(lpcfg, parse_options, jobs=usable_jobs(jobs))
+    del lpcfg  # the parser keeps what it reads of the model; the rest is freed now
     fallbacks: dict[str, list[int]] = {}
     bar = progress_bar(desc="parse", unit="sent")
     # Trees are written as their blocks finish: the first lines appear before the input

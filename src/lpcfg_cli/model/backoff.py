@@ -54,7 +54,12 @@ def coarser_pcfg(model: LPCFG) -> LPCFG | None:
     """The projection of ``model``'s coarse PCFG one level coarser (without vertical
     annotation if it has some, else without horizontal context), as a PCFG model over the
     same vocabulary; None for a grammar with neither."""
-    g = model.grammar
+    return project_pcfg(model.grammar, model.coarse)
+
+
+def project_pcfg(g: Grammar, coarse: PCFGParams) -> LPCFG | None:
+    """``coarser_pcfg`` of the treebank PCFG ``coarse`` of grammar ``g`` (all it reads of
+    a model: a parser keeps no more than these)."""
     names = [labels.unannotated(s) for s in g.symbols]
     level = {"vertical": 1}
     if names == list(g.symbols):
@@ -74,7 +79,6 @@ def coarser_pcfg(model: LPCFG) -> LPCFG | None:
     symbols = list(dict.fromkeys(names))
     index = {s: i for i, s in enumerate(symbols)}
     proj = np.array([index[s] for s in names], dtype=np.int64)
-    coarse = model.coarse
     weight = expected_counts(g, coarse)
     total = np.bincount(proj, weight, len(symbols))
     scale = np.divide(weight, total[proj], out=np.zeros_like(weight), where=total[proj] > 0)

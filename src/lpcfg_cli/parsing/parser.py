@@ -33,7 +33,7 @@ from lpcfg_cli.engine.latent import (
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.tokens import RulesByWord, token_rules
 from lpcfg_cli.model import rarewords
-from lpcfg_cli.model.backoff import coarser_pcfg
+from lpcfg_cli.model.backoff import project_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.combine import combine, combine_rules
 from lpcfg_cli.parsing.decoders import (
@@ -85,7 +85,12 @@ class Parser:
 
     def __init__(self, model: LPCFG, options: ParserOptions | None = None):
         model = rarewords.restore(model)  # the rare training words, known again
-        self.model = model
+        # Once the grammars below are arranged, the parser reads only the grammar and the
+        # treebank PCFG of the model: it keeps those, not the model, whose latent
+        # parameters (dense per member, with the restored words' rules) would stay in
+        # memory beside their arranged copies for as long as the parser lives.
+        self.grammar = model.grammar
+        self.treebank_pcfg = model.coarse
         self.options = options or ParserOptions()
         self.prune = self.options.prune
         g = model.grammar
@@ -155,7 +160,7 @@ class Parser:
         sentences no tree of this grammar covers; it backs off in turn); None for a grammar
         binarized ``--vertical 1 --horizontal 0``."""
         if self._backoff is False:
-            projected = coarser_pcfg(self.model)
+            projected = project_pcfg(self.grammar, self.treebank_pcfg)
             self._backoff = (
                 None
                 if projected is None
@@ -229,7 +234,7 @@ class Parser:
 
     def _lexical(self, layout: SpanLayout, sentences) -> tuple[np.ndarray, ...]:
         """(span id, lexical rule, weight) triples scoring every word of the batch."""
-        return token_rules(self.model.grammar, self.rules_by_word, layout, sentences)
+        return token_rules(self.grammar, self.rules_by_word, layout, sentences)
 
     def coarse_pass(
         self, layout: SpanLayout, sentences: Sequence[Sequence[str]], beam: float | None = None
@@ -237,7 +242,7 @@ class Parser:
         """The batch's lexical triples (``_lexical``) and the coarse pass's items, posteriors
         and log Z per sentence (``coarse_posteriors``; ``beam``: the coarse beam, default
         ``--coarse-beam`` before a latent pass)."""
-        g = self.model.grammar
+        g = self.grammar
         lex = self._lexical(layout, sentences)
         lex_span, lex_rule, lex_weight = lex
         n1 = layout.block(1)
@@ -254,7 +259,7 @@ class Parser:
         if beam is None:
             beam = self.options.coarse_beam if self.latent else 0.0
         keys, mu, log_z = coarse_posteriors(
-            self.coarse, layout, lex_scores, self.model.coarse.root, beam
+            self.coarse, layout, lex_scores, self.treebank_pcfg.root, beam
         )
         self.stats.coarse_seconds += time.perf_counter() - t0
         return lex, keys, mu, log_z
@@ -262,7 +267,7 @@ class Parser:
     def _parse_batch(
         self, sentences: Sequence[Sequence[str]], beam: float | None = None
     ) -> list[ParseResult]:
-        g = self.model.grammar
+        g = self.grammar
         layout = SpanLayout([len(s) for s in sentences])
         lex, keys, mu, log_z = self.coarse_pass(layout, sentences, beam)
         lex_span, lex_rule, lex_weight = lex
@@ -401,8 +406,8 @@ class Parser:
 
     def fallback(self, words: Sequence[str], reason: str) -> ParseResult:
         """Words tagged with their most likely pre-terminal, flat under the best root."""
-        g = self.model.grammar
-        coarse = self.model.coarse
+        g = self.grammar
+        coarse = self.treebank_pcfg
         by_word = self.rules_by_word
         leaves = []
         for t, word in enumerate(words):
