@@ -29,7 +29,10 @@ is KL(target || model) over the strings of at most ``--kl-length`` symbols (10, 
 paper), both renormalised there, the model floored at 1e-12 (``wcfg.distances``); the
 geometric mean over targets, as in the paper, with run times (mean seconds per model).
 Writes ``wcfg_random.md`` and ``wcfg_random.json`` to ``--out`` (``--name`` changes the
-stem), and with ``--plot PATH`` the KL-against-sample-size figure.
+stem), and with ``--plot PATH`` the KL-against-sample-size figure. With ``--cache DIR``
+each finished target's results are kept in ``DIR`` and a later run with the same settings
+reads them instead of running the target again: figure 1's EM at 10^6 takes hours of CPU,
+and can so be run in parts, stopped and resumed, or spread over machines sharing ``DIR``.
 
     python scripts/wcfg_random.py --out results/wcfg --plot results/wcfg/kl     # figure 1
     python scripts/wcfg_random.py --out results/wcfg --name wcfg_random_3x6 \\
@@ -39,6 +42,7 @@ stem), and with ``--plot PATH`` the KL-against-sample-size figure.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -143,11 +147,61 @@ def one_target(args: argparse.Namespace, t: int) -> dict:
     return out
 
 
+# What a target's results depend on: a cached target is reused only under the same values.
+SETTINGS = (
+    "states", "symbols", "sizes", "em_iterations", "em_tol", "em_max_size", "kl_length",
+    "max_length", "seed", "methods",
+)  # fmt: skip
+
+
+def cache_path(args: argparse.Namespace, t: int) -> Path:
+    """Where ``--cache`` keeps target ``t``'s results: named by a digest of ``SETTINGS``."""
+    settings = {k: getattr(args, k) for k in SETTINGS}
+    settings["sizes"] = sorted(settings["sizes"])
+    settings["methods"] = sorted(settings["methods"])
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    return args.cache / f"{digest}-target{t:03d}.json"
+
+
+def _to_json(out: dict) -> dict:
+    return {
+        **out,
+        "kl": [[m, s, v] for (m, s), v in out["kl"].items()],
+        "secs": [[m, s, v] for (m, s), v in out["secs"].items()],
+    }
+
+
+def _from_json(got: dict) -> dict:
+    return {
+        **got,
+        "kl": {(m, s): v for m, s, v in got["kl"]},
+        "secs": {(m, s): v for m, s, v in got["secs"]},
+    }
+
+
+def cached_target(args: argparse.Namespace, t: int) -> dict:
+    """``one_target``, read from ``--cache`` when an earlier run with the same settings
+    finished this target, and written there (atomically) when it is run."""
+    if args.cache is None:
+        return one_target(args, t)
+    path = cache_path(args, t)
+    if path.exists():
+        print(f"target {t}: from {path}", file=sys.stderr)
+        return _from_json(json.loads(path.read_text()))
+    out = one_target(args, t)
+    part = path.with_suffix(".part")
+    part.write_text(json.dumps(_to_json(out)) + "\n")
+    part.replace(path)
+    return out
+
+
 def run(args: argparse.Namespace) -> dict:
     """All targets, ``args.jobs`` at a time (each in its own process, results in target
     order, so the figures do not depend on ``--jobs``)."""
     sizes = sorted(args.sizes)
-    per_target = process_map(partial(one_target, args), range(args.targets), args.jobs)
+    if args.cache is not None:
+        args.cache.mkdir(parents=True, exist_ok=True)
+    per_target = process_map(partial(cached_target, args), range(args.targets), args.jobs)
     kl = {
         m: {s: [r["kl"][m, s] for r in per_target if (m, s) in r["kl"]] for s in sizes}
         for m in METHODS
@@ -278,6 +332,13 @@ def main() -> int:
     ap.add_argument("--plot", type=Path, default=None, help="draw PLOT.png (and PLOT.json)")
     ap.add_argument(
         "--jobs", type=int, default=2, help="targets run at once, one process each (default 2)"
+    )
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="keep each finished target's results in this folder and reuse them in a later "
+        "run with the same settings (a long run stopped, resumed, or split across machines)",
     )
     args = ap.parse_args()
     unknown = set(args.methods) - set(METHODS)

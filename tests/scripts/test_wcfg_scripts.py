@@ -47,6 +47,31 @@ def test_random_targets_jobs(tmp_path: Path) -> None:
     assert len(serial["kl_all"]["unsupervised EM"]["300"]) == 3
 
 
+def test_random_targets_cache(tmp_path: Path) -> None:
+    """With --cache a finished target is read back, not run again, by a later run with the
+    same settings only; a run in parts gives the figures of a run in one go."""
+    args = ("--sizes", "300", "--em-iterations", "3", "--jobs", "1", "--cache", str(tmp_path / "c"))
+    whole = _run("wcfg_random.py", tmp_path / "whole", "--targets", "3", *args[:-2])
+    part = _run("wcfg_random.py", tmp_path / "part", "--targets", "2", *args)
+    files = sorted((tmp_path / "c").glob("*-target*.json"))
+    assert [f.name[-14:] for f in files] == ["target000.json", "target001.json"]
+    assert part["kl_all"]["supervised EM"]["300"] == whole["kl_all"]["supervised EM"]["300"][:2]
+    # A planted value in target 1's file shows that the next run reads it instead of running.
+    got = json.loads(files[1].read_text())
+    for row in got["kl"]:
+        if row[0] == "supervised EM":
+            row[2] = 0.125
+    files[1].write_text(json.dumps(got))
+    resumed = _run("wcfg_random.py", tmp_path / "resumed", "--targets", "3", *args)
+    want = whole["kl_all"]["supervised EM"]["300"]
+    assert resumed["kl_all"]["supervised EM"]["300"] == [want[0], 0.125, want[2]]
+    assert len(list((tmp_path / "c").glob("*-target*.json"))) == 3
+    # Other settings are other files: nothing planted is read.
+    other = _run("wcfg_random.py", tmp_path / "other", "--targets", "2", *args, "--seed", "1")
+    assert 0.125 not in other["kl_all"]["supervised EM"]["300"]
+    assert len(list((tmp_path / "c").glob("*-target*.json"))) == 5
+
+
 def test_dyck(tmp_path: Path) -> None:
     got = _run(
         "wcfg_dyck.py", tmp_path, "--sample", "300", "--seeds", "1", "--factors", "0.05",
