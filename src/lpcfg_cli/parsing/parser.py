@@ -81,7 +81,11 @@ class ParseStats:
 
 
 class Parser:
-    """Parses token sequences with ``model``; reusable across batches."""
+    """Parses token sequences with ``model``; reusable across batches.
+
+    It keeps what parsing reads of the model, its grammar (``grammar``, the rare training
+    words known again) and treebank PCFG (``treebank_pcfg``), besides the arranged latent
+    grammars, and not the model itself."""
 
     def __init__(self, model: LPCFG, options: ParserOptions | None = None):
         model = rarewords.restore(model)  # the rare training words, known again
