@@ -1,5 +1,5 @@
 """`python -m lpcfg_cli` runs the command line."""
 
-from lpcfg_cli.cli.group import main
+from lpcfg_cli.cli.group import run
 
-main()
+run()

@@ -6,11 +6,13 @@ for bad usage or bad input and 1 for a failed requested check; never a traceback
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
@@ -216,3 +218,36 @@ def main() -> None:
     progress and summaries to stderr. Exit status: 0 success, 1 a requested check failed,
     2 bad usage or bad input.
     """
+
+
+def run() -> NoReturn:
+    """The ``lpcfg`` program (the console script and ``python -m lpcfg_cli``): ``main``,
+    then a quick end of the process.
+
+    When the command returns, its outputs are complete (files renamed into place, stdout
+    flushed by ``LpcfgGroup.main``). After the exit handlers and a last flush of stdout and
+    stderr only the interpreter's teardown of every module and object is left, numba's and
+    LLVM's among them: about 0.15 s of every command, a twentieth of parsing the test split
+    (docs/design-notes.md, Start-up). The process skips it and ends at once with the
+    command's status (``os._exit``), unless anything could still be pending (a non-daemon
+    thread alive, a flush failing): then it ends the ordinary way. ``main`` itself, run in
+    a process that goes on (tests, notebooks), is an ordinary click command.
+    """
+    try:
+        main()
+        status: object = 0  # not reached: LpcfgGroup.main ends by sys.exit
+    except SystemExit as exc:
+        status = exc.code
+    if status is not None and not isinstance(status, int):
+        raise SystemExit(status)  # Python's own way: the message printed, status 1
+    code = status or 0
+    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    if any(t.is_alive() and not t.daemon for t in others):
+        sys.exit(code)  # Python waits for them
+    try:
+        atexit._run_exitfuncs()  # what an ordinary exit would run (and then forgets them)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        sys.exit(code)
+    os._exit(code)
