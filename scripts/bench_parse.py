@@ -8,7 +8,9 @@ Measures, for the chart-engine issue's acceptance figures:
    with --berkeley, the Berkeley parser's 6-cycle grammar timed in the same run (its
    parse.sh) and the ratio;
 2. --jobs 2 against --jobs 1, timed in alternation (one run of each per round, so a drift in
-   this shared machine's speed hits both alike); and, for the first model, on the test split
+   this shared machine's speed hits both alike) with the start-up, a command on the first
+   test sentence alone, and the most --jobs 2 could give on the split with that start-up
+   serial (``jobs_bound``); and, for the first model, on the test split
    repeated --copies times (a larger input, where start-up counts less), against the most two
    processes reach here: two independent `parse --jobs 1` on the two halves, at once (what
    sharding with `split` and GNU parallel does, no shared work at all);
@@ -114,6 +116,13 @@ def lpcfg(*args: str) -> list[str]:
 
 def parse_command(model: str, text: Path, out: Path, jobs: int = 1) -> list[str]:
     return lpcfg("parse", model, str(text), "-o", str(out), "--jobs", str(jobs), "--no-progress")
+
+
+def jobs_bound(whole: float, startup: float, jobs: int = 2) -> float:
+    """The most ``jobs`` workers can speed up a command of ``whole`` seconds whose first
+    ``startup`` seconds are serial (Amdahl): the rest split perfectly among them."""
+    rest = max(whole - startup, 0.0)
+    return whole / (startup + rest / jobs)
 
 
 def warm_up(model: str, text: Path, tmp: Path) -> None:
@@ -339,8 +348,9 @@ def main() -> int:
         row: dict = {}
         warm_up(path, test_txt, tmp)
         parsed = {jobs: tmp / f"{Path(path).stem}.j{jobs}" for jobs in (1, 2)}
-        timings = timed_alternating(
+        *timings, (startup, startup_rss) = timed_alternating(
             [[parse_command(path, test_txt, parsed[jobs], jobs)] for jobs in (1, 2)]
+            + [[parse_command(path, tmp / "warm.txt", tmp / "warm.out")]]
         )
         for jobs, (seconds, rss) in zip((1, 2), timings, strict=True):
             row[f"jobs{jobs}"] = {
@@ -350,6 +360,8 @@ def main() -> int:
                 "f1": f1(test_mrg, parsed[jobs]),
             }
         row["jobs_speedup"] = row["jobs1"]["seconds"] / row["jobs2"]["seconds"]
+        row["startup"] = {"seconds": startup, "max_rss_mb": startup_rss}
+        row["jobs2_bound"] = jobs_bound(row["jobs1"]["seconds"], startup)
         row["same_output"] = (tmp / f"{Path(path).stem}.j1").read_bytes() == (
             tmp / f"{Path(path).stem}.j2"
         ).read_bytes()
@@ -357,7 +369,8 @@ def main() -> int:
         line = (
             f"{path}: --jobs 1 {row['jobs1']['rate']:.1f} sentences/s "
             f"({row['jobs1']['seconds']:.2f} s, {row['jobs1']['max_rss_mb']:.0f} MB), "
-            f"--jobs 2 {row['jobs2']['rate']:.1f} ({row['jobs_speedup']:.2f}x), "
+            f"--jobs 2 {row['jobs2']['rate']:.1f} ({row['jobs_speedup']:.2f}x; start-up "
+            f"{startup:.2f} s, {startup_rss:.0f} MB, leaves at most {row['jobs2_bound']:.2f}x), "
             f"EVALB F1 {row['jobs1']['f1'][0]:.2f} strict {row['jobs1']['f1'][1]:.2f}; "
             f"latent pass {row['latent_gflop']:.1f} GFLOP in {row['latent_seconds']:.2f} s "
             f"= {row['latent_gflops']:.1f} GFLOP/s = "

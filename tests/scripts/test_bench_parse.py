@@ -32,6 +32,15 @@ def test_a_long_sentence_runs_the_jar_with_a_higher_limit(bench, tmp_path):
     assert str(tmp_path / "BerkeleyParser-1.7.jar") in long
 
 
+def test_the_jobs_bound_is_amdahls(bench):
+    """A 4 s command with 1 s serial: 3 s split in two, 2.5 s at best (1.6x); none serial:
+    twice as fast; all serial: no faster."""
+    assert bench.jobs_bound(4.0, 1.0) == pytest.approx(1.6)
+    assert bench.jobs_bound(4.0, 0.0) == pytest.approx(2.0)
+    assert bench.jobs_bound(4.0, 4.0) == pytest.approx(1.0)
+    assert bench.jobs_bound(4.0, 1.0, jobs=4) == pytest.approx(4.0 / 1.75)
+
+
 def test_by_length_buckets_every_sentence_once_per_copy(bench, tmp_path):
     trees = synthetic_treebank(tmp_path, 120, 40)
     (tmp_path / "t.mrg").write_text("".join(format_tree(t) + "\n" for t in trees))
