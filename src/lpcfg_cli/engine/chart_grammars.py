@@ -202,14 +202,16 @@ class LatentGrammar:
                 g.n_symbols,
                 g.binary,
                 model.padded_binary(),
-                model.padded_lexical(),
+                model.padded_lexical(dtype),
                 g.lexical[:, 0],
-                model.padded_root(),
+                model.padded_root(dtype),
                 dtype,
             )
         m, dims = model.max_states, model.states[g.binary]
         pack = functools.partial(_pack_stored, stored, model.binary_offsets, dims, m=m, dtype=dtype)
-        lexical, root = model.padded_lexical(), model.padded_root()
+        # Padded straight in the passes' precision: a float64 copy of a large lexicon first
+        # was most of the memory a parser's set-up peaked at.
+        lexical, root = model.padded_lexical(dtype), model.padded_root(dtype)
         return cls._arranged(g.n_symbols, m, g.binary, pack, lexical, g.lexical[:, 0], root, dtype)
 
     def with_parameters(

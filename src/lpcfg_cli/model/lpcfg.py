@@ -333,13 +333,13 @@ class LPCFG:
             dict(meta or {}),
         )
 
-    def padded_lexical(self) -> np.ndarray:
-        """``(L, M)`` lexical parameters, zero beyond each symbol's states."""
-        return _pad(self.lexical, self.lexical_offsets, self.max_states)
+    def padded_lexical(self, dtype: type = np.float64) -> np.ndarray:
+        """``(L, M)`` lexical parameters, zero beyond each symbol's states, in ``dtype``."""
+        return _pad(self.lexical, self.lexical_offsets, self.max_states, dtype)
 
-    def padded_root(self) -> np.ndarray:
-        """``(N, M)`` root parameters, zero beyond each symbol's states."""
-        return _pad(self.root, self.root_offsets, self.max_states)
+    def padded_root(self, dtype: type = np.float64) -> np.ndarray:
+        """``(N, M)`` root parameters, zero beyond each symbol's states, in ``dtype``."""
+        return _pad(self.root, self.root_offsets, self.max_states, dtype)
 
     def check_probabilistic(self, atol: float = 1e-6) -> float:
         """Largest deviation from one of the per-(a, h) sums of a probabilistic model."""
@@ -530,11 +530,11 @@ def _binary_mask(g: Grammar, states: np.ndarray, m: int) -> np.ndarray:
     return valid[a][:, :, None, None] & valid[b][:, None, :, None] & valid[c][:, None, None, :]
 
 
-def _pad(flat: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
-    """Rows of a ragged flat array as a zero-padded ``(n, width)`` matrix."""
+def _pad(flat: np.ndarray, offsets: np.ndarray, width: int, dtype: type = np.float64) -> np.ndarray:
+    """Rows of a ragged flat array as a zero-padded ``(n, width)`` matrix of ``dtype``."""
     n = len(offsets) - 1
     sizes = np.diff(offsets)
-    out = np.zeros((n, width))
+    out = np.zeros((n, width), dtype=dtype)
     rows = np.repeat(np.arange(n), sizes)
     cols = np.arange(len(flat)) - np.repeat(offsets[:-1], sizes)
     out[rows, cols] = flat
