@@ -10,6 +10,13 @@ half), as the paper does. Perplexity counts every word and every ``</s>``, unkno
 
     python scripts/lm_brown.py --data data/brown --out out/lm_brown [--plot PATH]
     python scripts/lm_brown.py --prior 5 --out out/lm_brown_prior   # MAP EM (not the paper's)
+    python scripts/lm_brown.py --fractions 0.25,0.5,1 --states 128 --out out/lm_brown_sizes
+
+With ``--fractions`` it writes instead the time-against-corpus-size table of the paper's
+large-data claim (section 8: the pivot method's cost grows more slowly with the corpus
+than EM's): every method at the one m of ``--states``, trained on the first fraction of
+the training sentences (its own vocabulary, as a user with that much text would have),
+with its tokens, distinct bigrams, training seconds, EM iterations and dev perplexity.
 """
 
 from __future__ import annotations
@@ -64,12 +71,32 @@ def main() -> int:
         help="every method's EM with this Dirichlet pseudo-count on r (0: the paper's EM)",
     )
     ap.add_argument("--plot", default=None, help="draw PLOT.png (and PLOT.json)")
+    ap.add_argument(
+        "--fractions",
+        default=None,
+        help="comma-separated fractions of the training text: the time-against-corpus-size "
+        "table at the one m of --states, instead of the perplexity table",
+    )
     args = ap.parse_args()
     states = [int(x) for x in args.states.split(",")]
     seeds = [int(x) for x in args.seeds.split(",")]
 
     t0 = time.perf_counter()
     parts = load(Path(args.data))
+    if args.fractions is not None:
+        if len(states) != 1:
+            ap.error("--fractions takes one value of m (--states M)")
+        fractions = [float(x) for x in args.fractions.split(",")]
+        if not fractions or any(not 0 < f <= 1 for f in fractions):
+            ap.error("--fractions: each fraction in (0, 1]")
+        result = corpus_sizes(parts, fractions, states[0], seeds, args.prior)
+        result["seconds"] = time.perf_counter() - t0
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+        out.with_suffix(".md").write_text(sizes_markdown(result))
+        print(sizes_markdown(result))
+        return 0
     train, dev, test = parts["train"], parts["dev"], parts["test"]
     dev1, dev2 = halves(dev)
     vocab = Vocabulary.build(train)
@@ -139,6 +166,97 @@ def main() -> int:
     if args.plot:
         print(plot(Path(args.plot), result, states))
     return 0
+
+
+def corpus_sizes(
+    parts: dict[str, list[list[str]]],
+    fractions: list[float],
+    m: int,
+    seeds: list[int],
+    prior: float = 0.0,
+) -> dict[str, Any]:
+    """Every method at ``m`` trained on the first ``fraction`` of the training sentences,
+    each with the vocabulary of its own text; per (method, fraction, seed): training
+    seconds, EM iterations, perplexity of the second half of dev. Each seed trains all three
+    methods on every fraction before the next seed, so that a drift in the machine's speed
+    hits every cell alike."""
+    train, dev = parts["train"], parts["dev"]
+    dev1, dev2 = halves(dev)
+    sizes, rows = [], []
+    prepared = []
+    for f in sorted(fractions):
+        part = train[: max(1, round(f * len(train)))]
+        vocab = Vocabulary.build(part)
+        counts = vocab.bigram_counts(part)
+        prepared.append((f, vocab, counts, vocab.events(dev1, 2)))
+        sizes.append(
+            {
+                "fraction": f,
+                "sentences": len(part),
+                "tokens": sum(map(len, part)),
+                "vocabulary": len(vocab),
+                "distinct_bigrams": int(counts.nnz),
+            }
+        )
+    for seed in seeds:
+        for f, vocab, counts, dev1_events in prepared:
+            for method in METHODS:
+                opts = OPTIONS[method](states=m, seed=seed, prior=prior)
+                t1 = time.perf_counter()
+                model = fit_aggregate(method, vocab, counts, dev1_events, opts)
+                row = {
+                    "seed": seed,
+                    "method": method,
+                    "fraction": f,
+                    "seconds": time.perf_counter() - t1,
+                    "em_iterations": model.meta.get("em_iterations"),
+                    "dev2": perplexity(model, dev2).perplexity,
+                }
+                rows.append(row)
+                print(f"lm_brown: {json.dumps(row)}", flush=True)
+    return {"states": m, "seeds": seeds, "prior": prior, "sizes": sizes, "rows": rows}
+
+
+def sizes_markdown(result: dict[str, Any]) -> str:
+    """The time-against-corpus-size table: a column per fraction; per method its training
+    seconds (mean over the seeds), the time relative to the smallest fraction's, EM
+    iterations and dev perplexity."""
+    sizes = result["sizes"]
+    head = "| | " + " | ".join(f"{s['fraction']:g} of train" for s in sizes) + " |"
+    lines = [head, "|---" * (len(sizes) + 1) + "|"]
+    lines.append("| tokens | " + " | ".join(f"{s['tokens']:,}" for s in sizes) + " |")
+    lines.append(
+        "| distinct bigrams | " + " | ".join(f"{s['distinct_bigrams']:,}" for s in sizes) + " |"
+    )
+    for method in METHODS:
+        rs = {s["fraction"]: [r for r in result["rows"] if r["method"] == method
+                              and r["fraction"] == s["fraction"]] for s in sizes}  # fmt: skip
+        secs = [float(np.mean([r["seconds"] for r in rs[s["fraction"]]])) for s in sizes]
+        lines.append(
+            f"| {method} seconds (x smallest) | "
+            + " | ".join(f"{t:.1f} ({t / secs[0]:.1f}x)" for t in secs)
+            + " |"
+        )
+        if method != "pivot":
+            lines.append(
+                f"| {method} EM iterations | "
+                + " | ".join(
+                    "/".join(str(r["em_iterations"]) for r in rs[s["fraction"]]) for s in sizes
+                )
+                + " |"
+            )
+        lines.append(
+            f"| {method} dev perplexity | "
+            + " | ".join(_mean_sd([r["dev2"] for r in rs[s["fraction"]]]) for s in sizes)
+            + " |"
+        )
+    lines.append("")
+    lines.append(
+        f"m = {result['states']}, seeds {', '.join(map(str, result['seeds']))} (seconds: "
+        f"their mean); perplexity of the second half of dev. Whole run "
+        f"{result['seconds'] / 60:.1f} min."
+    )
+    return "\n".join(lines) + "\n"
 
 
 def plot(path: Path, result: dict[str, Any], states: list[int]) -> Path:

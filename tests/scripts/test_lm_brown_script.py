@@ -67,3 +67,48 @@ def test_runs_and_reports_both_reach_counts(tmp_path: Path) -> None:
         )
         assert f"m = {m}: {expected}" in table.split("Against the mean")[1].splitlines()[0]
     assert "| em | " in table and "| kn2 (interpolated, modified KN) | " in table
+
+
+def test_corpus_sizes_train_each_method_on_the_first_fractions(tmp_path: Path) -> None:
+    """--fractions: each fraction's own first sentences (their tokens counted), every
+    method on each, seconds relative to the smallest fraction in the table."""
+    rng = np.random.default_rng(1)
+    for name, n in (("train", 300), ("dev", 80), ("test", 40)):
+        (tmp_path / f"{name}.txt").write_text(_corpus(rng, n))
+    out = tmp_path / "sizes"
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(tmp_path), "--out", str(out)]
+        + ["--states", "2", "--seeds", "0", "--fractions", "1,0.25"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    result = json.loads(out.with_suffix(".json").read_text())
+    train = (tmp_path / "train.txt").read_text().splitlines()
+    assert [s["fraction"] for s in result["sizes"]] == [0.25, 1.0]
+    assert [s["sentences"] for s in result["sizes"]] == [75, 300]
+    assert result["sizes"][0]["tokens"] == sum(len(line.split()) for line in train[:75])
+    assert result["sizes"][1]["tokens"] == sum(len(line.split()) for line in train)
+    # Every word is seen often (the vocabulary is all of them): the distinct bigrams are
+    # those of the words with the sentence boundaries.
+    for size, lines in zip(result["sizes"], (train[:75], train), strict=True):
+        pairs = {
+            pair
+            for line in lines
+            for pair in zip(["<s>", *line.split()], [*line.split(), "</s>"], strict=True)
+        }
+        assert size["distinct_bigrams"] == len(pairs)
+    cells = {(r["method"], r["fraction"]) for r in result["rows"]}
+    assert cells == {(m, f) for m in ("em", "pivot", "pivot+em") for f in (0.25, 1.0)}
+    assert all(r["seconds"] > 0 and r["dev2"] > 1 for r in result["rows"])
+    table = out.with_suffix(".md").read_text()
+    assert "| 0.25 of train | 1 of train |" in table and "(1.0x) |" in table
+    bad = subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(tmp_path), "--out", str(out)]
+        + ["--states", "2,4", "--fractions", "0.5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "one value of m" in bad.stderr
