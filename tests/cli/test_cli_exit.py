@@ -66,3 +66,17 @@ def test_a_thread_still_at_work_is_waited_for(tmp_path):
     assert (tmp_path / "thread").read_text() == "done"
     assert (tmp_path / "atexit").read_text() == "ran"
     assert (tmp_path / "teardown").read_text() == "ran"  # the ordinary way out
+
+
+def test_a_profiler_still_gets_its_report(tmp_path):
+    """Under ``python -m cProfile`` the program ends the ordinary way, so that the profiler,
+    which writes after the program returns, still writes its statistics."""
+    stats = tmp_path / "run.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "lpcfg_cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("lpcfg"), done.stderr
+    assert stats.stat().st_size > 0

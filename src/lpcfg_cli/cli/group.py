@@ -230,8 +230,10 @@ def run() -> NoReturn:
     LLVM's among them: about 0.15 s of every command, a twentieth of parsing the test split
     (docs/design-notes.md, Start-up). The process skips it and ends at once with the
     command's status (``os._exit``), unless anything could still be pending (a non-daemon
-    thread alive, a flush failing): then it ends the ordinary way. ``main`` itself, run in
-    a process that goes on (tests, notebooks), is an ordinary click command.
+    thread alive, a flush failing) or a profiler, debugger or coverage tracer is attached
+    (``python -m cProfile``, pyinstrument, pdb write their reports after the program
+    returns): then it ends the ordinary way. ``main`` itself, run in a process that goes on
+    (tests, notebooks), is an ordinary click command.
     """
     try:
         main()
@@ -242,8 +244,9 @@ def run() -> NoReturn:
         raise SystemExit(status)  # Python's own way: the message printed, status 1
     code = status or 0
     others = [t for t in threading.enumerate() if t is not threading.main_thread()]
-    if any(t.is_alive() and not t.daemon for t in others):
-        sys.exit(code)  # Python waits for them
+    watched = sys.getprofile() is not None or sys.gettrace() is not None
+    if watched or any(t.is_alive() and not t.daemon for t in others):
+        sys.exit(code)  # Python waits for the threads; the tools report after it
     try:
         atexit._run_exitfuncs()  # what an ordinary exit would run (and then forgets them)
         sys.stdout.flush()
