@@ -227,8 +227,8 @@ def run() -> NoReturn:
     When the command returns, its outputs are complete (files renamed into place, stdout
     flushed by ``LpcfgGroup.main``). After the exit handlers and a last flush of stdout and
     stderr only the interpreter's teardown of every module and object is left, numba's and
-    LLVM's among them: about 0.15 s of every command, a twentieth of parsing the test split
-    (docs/design-notes.md, Start-up). The process skips it and ends at once with the
+    LLVM's among them, a noticeable share of a short command (docs/design-notes.md,
+    Start-up). The process skips it and ends at once with the
     command's status (``os._exit``), unless anything could still be pending (a non-daemon
     thread alive, a flush failing) or a profiler, debugger or coverage tracer is attached
     (``python -m cProfile``, pyinstrument, pdb write their reports after the program

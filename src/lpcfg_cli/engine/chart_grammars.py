@@ -209,8 +209,8 @@ class LatentGrammar:
             )
         m, dims = model.max_states, model.states[g.binary]
         pack = functools.partial(_pack_stored, stored, model.binary_offsets, dims, m=m, dtype=dtype)
-        # Padded straight in the passes' precision: a float64 copy of a large lexicon first
-        # was most of the memory a parser's set-up peaked at.
+        # Padded straight in the passes' precision, without a float64 copy of the whole
+        # lexicon first (the largest transient array of a parser's set-up).
         lexical, root = model.padded_lexical(dtype), model.padded_root(dtype)
         return cls._arranged(g.n_symbols, m, g.binary, pack, lexical, g.lexical[:, 0], root, dtype)
 
