@@ -115,18 +115,7 @@ def main() -> int:
         for m in states:
             em_best = float("inf")
             for method in METHODS:
-                opts = OPTIONS[method](states=m, seed=seed, prior=args.prior)
-                t1 = time.perf_counter()
-                model = fit_aggregate(method, vocab, counts, dev1_events, opts)
-                row = {
-                    "seed": seed,
-                    "method": method,
-                    "states": m,
-                    "dev2": perplexity(model, dev2).perplexity,
-                    "em_iterations": model.meta.get("em_iterations"),
-                    "smoothing": model.meta.get("smoothing"),
-                    "seconds": time.perf_counter() - t1,
-                }
+                model, row = fit_row(method, m, seed, args.prior, vocab, counts, dev1_events, dev2)
                 if method == "em":
                     em_best = min(h["dev_perplexity"] for h in model.meta["history"])
                     row["dev1_best"] = em_best
@@ -168,6 +157,34 @@ def main() -> int:
     return 0
 
 
+def fit_row(
+    method: str,
+    m: int,
+    seed: int,
+    prior: float,
+    vocab: Vocabulary,
+    counts: Any,
+    dev1_events: Any,
+    dev2: list[list[str]],
+) -> tuple[Any, dict[str, Any]]:
+    """One aggregate model trained (EM iterations chosen on ``dev1_events``) and its row:
+    seed, method, m, training seconds (scoring left out), EM iterations, the pivot step's
+    smoothing and the perplexity of dev's second half."""
+    opts = OPTIONS[method](states=m, seed=seed, prior=prior)
+    t1 = time.perf_counter()
+    model = fit_aggregate(method, vocab, counts, dev1_events, opts)
+    seconds = time.perf_counter() - t1
+    return model, {
+        "seed": seed,
+        "method": method,
+        "states": m,
+        "dev2": perplexity(model, dev2).perplexity,
+        "em_iterations": model.meta.get("em_iterations"),
+        "smoothing": model.meta.get("smoothing"),
+        "seconds": seconds,
+    }
+
+
 def corpus_sizes(
     parts: dict[str, list[list[str]]],
     fractions: list[float],
@@ -201,17 +218,8 @@ def corpus_sizes(
     for seed in seeds:
         for f, vocab, counts, dev1_events in prepared:
             for method in METHODS:
-                opts = OPTIONS[method](states=m, seed=seed, prior=prior)
-                t1 = time.perf_counter()
-                model = fit_aggregate(method, vocab, counts, dev1_events, opts)
-                row = {
-                    "seed": seed,
-                    "method": method,
-                    "fraction": f,
-                    "seconds": time.perf_counter() - t1,
-                    "em_iterations": model.meta.get("em_iterations"),
-                    "dev2": perplexity(model, dev2).perplexity,
-                }
+                _, row = fit_row(method, m, seed, prior, vocab, counts, dev1_events, dev2)
+                row["fraction"] = f
                 rows.append(row)
                 print(f"lm_brown: {json.dumps(row)}", flush=True)
     return {"states": m, "seeds": seeds, "prior": prior, "sizes": sizes, "rows": rows}

@@ -38,18 +38,21 @@ def _corpus(rng: np.random.Generator, n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def test_runs_and_reports_both_reach_counts(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     for name, n in (("train", 400), ("dev", 120), ("test", 60)):
         (tmp_path / f"{name}.txt").write_text(_corpus(rng, n))
     out = tmp_path / "out" / "t"
-    res = subprocess.run(
-        [sys.executable, str(SCRIPT), "--data", str(tmp_path), "--out", str(out)]
-        + ["--states", "2,4", "--seeds", "0,1"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = _run(tmp_path, "--out", str(out), "--states", "2,4", "--seeds", "0,1")
     assert res.returncode == 0, res.stderr
     result = json.loads(out.with_suffix(".json").read_text())
     rows = {(r["method"], r["states"], r["seed"]): r for r in result["rows"]}
@@ -76,13 +79,7 @@ def test_corpus_sizes_train_each_method_on_the_first_fractions(tmp_path: Path) -
     for name, n in (("train", 300), ("dev", 80), ("test", 40)):
         (tmp_path / f"{name}.txt").write_text(_corpus(rng, n))
     out = tmp_path / "sizes"
-    res = subprocess.run(
-        [sys.executable, str(SCRIPT), "--data", str(tmp_path), "--out", str(out)]
-        + ["--states", "2", "--seeds", "0", "--fractions", "1,0.25"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = _run(tmp_path, "--out", str(out), "--states", "2", "--seeds", "0", "--fractions", "1,.25")
     assert res.returncode == 0, res.stderr
     result = json.loads(out.with_suffix(".json").read_text())
     train = (tmp_path / "train.txt").read_text().splitlines()
@@ -104,11 +101,5 @@ def test_corpus_sizes_train_each_method_on_the_first_fractions(tmp_path: Path) -
     assert all(r["seconds"] > 0 and r["dev2"] > 1 for r in result["rows"])
     table = out.with_suffix(".md").read_text()
     assert "| 0.25 of train | 1 of train |" in table and "(1.0x) |" in table
-    bad = subprocess.run(
-        [sys.executable, str(SCRIPT), "--data", str(tmp_path), "--out", str(out)]
-        + ["--states", "2,4", "--fractions", "0.5"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bad = _run(tmp_path, "--out", str(out), "--states", "2,4", "--fractions", "0.5")
     assert bad.returncode == 2 and "one value of m" in bad.stderr
