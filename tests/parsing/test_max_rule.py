@@ -12,8 +12,11 @@ from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.latent import anchored_rules, inside_pass, lexical_items, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.model.sampling import random_lpcfg
+from lpcfg_cli.parsing.combine import rules_over
 from lpcfg_cli.parsing.decoders import max_rule_trees
 from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine_rules
+from lpcfg_cli.treebank.ptb import format_tree
+from lpcfg_cli.treebank.tree import Tree
 from tests.support import labelled_trees, latent_tree_prob, lexical_triples, short_sentences
 
 
@@ -179,3 +182,49 @@ def test_combine_rules_keeps_what_every_model_has_for_the_product():
         (1, pytest.approx(0.3125)),
         (2, 0.1),
     ]
+
+
+@pytest.mark.parametrize("lengths", [[1, 2, 1], [1, 1]])
+@pytest.mark.parametrize("variational", [False, True])
+def test_max_rule_trees_without_any_binary_rule(lengths, variational):
+    """A chart without a single anchored binary rule (a batch of one-word sentences, or one
+    whose rules all scored zero) decodes without an error: a one-word sentence gets its best
+    pre-terminal over its word, a longer sentence no tree."""
+    symbols = ["S", "NN", "VB"]
+    n = len(symbols)
+    sentences = [[f"w{s}{i}" for i in range(length)] for s, length in enumerate(lengths)]
+    layout = SpanLayout(lengths)
+    keys = np.arange(layout.n_spans * n)
+    marginals = np.random.default_rng(0).uniform(0.1, 0.9, len(keys))
+    no_rules = (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
+    root_ok = np.ones(n, bool)
+    trees = max_rule_trees(
+        layout, keys, n, marginals, no_rules, root_ok, symbols, sentences, variational=variational
+    )
+    for s, span in enumerate(layout.root_spans()):
+        if lengths[s] > 1:
+            assert trees[s] is None
+        else:
+            best = symbols[int(np.argmax(marginals[span * n : (span + 1) * n]))]
+            assert format_tree(trees[s]) == format_tree(Tree(best, sentences[s]))
+
+
+def test_rules_over_names_a_charts_rules_by_the_common_items():
+    """A chart's rules index its own items; over fewer items (a product's later members'),
+    each rule's items get their index there, and a rule with an item not there is left out."""
+    keys, items = np.array([3, 5, 8, 13, 21]), np.array([3, 8, 13, 21])
+    rules = (
+        np.array([3, 4, 2]),
+        np.array([0, 1, 0]),
+        np.array([2, 2, 0]),
+        np.array([0.5, 0.25, 0.125]),
+    )
+    it, x, y, post = rules_over(rules, keys, items)
+    assert (it.tolist(), x.tolist(), y.tolist(), post.tolist()) == (
+        [2, 1],
+        [0, 0],
+        [1, 0],
+        [0.5, 0.125],
+    )
+    assert rules_over(rules, keys, keys.copy()) is rules
+    assert all(len(a) == 0 for a in rules_over(rules, keys, items[:0]))

@@ -236,7 +236,9 @@ def max_rule_trees(
     best, back = _best_rules(
         len(keys), it[order], x[order], y[order], score[order], leaf, leaf_score
     )
-    back = np.where(back >= 0, order[np.maximum(back, 0)], -1)
+    # Candidates back in the order of ``rules`` (none at all: every item a leaf, or none).
+    found = back >= 0
+    back[found] = order[back[found]]
     span_first = np.searchsorted(item_span, np.arange(layout.n_spans + 1))
     trees: list[Tree | None] = []
     for s, span in enumerate(layout.root_spans()):

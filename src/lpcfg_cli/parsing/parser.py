@@ -35,7 +35,7 @@ from lpcfg_cli.engine.tokens import RulesByWord, token_rules
 from lpcfg_cli.model import rarewords
 from lpcfg_cli.model.backoff import project_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.combine import combine, combine_rules
+from lpcfg_cli.parsing.combine import combine, combine_rules, rules_over
 from lpcfg_cli.parsing.decoders import (
     Brackets,
     best_labels,
@@ -323,7 +323,9 @@ class Parser:
             marg = combine(marginals, self.options.combine)
             items = charts[-1].keys  # the items of every model but (maybe) the first
             if mrp:
-                rules = [c.rules for c in charts if c.rules is not None]
+                # Each chart's rules index its own items: the first model's, narrowed, are
+                # expressed over the items of the others before the rules are matched.
+                rules = [rules_over(c.rules, c.keys, items) for c in charts if c.rules is not None]
                 trees = max_rule_trees(
                     layout,
                     items,
