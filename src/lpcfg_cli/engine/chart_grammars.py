@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpcfg_cli.engine.jit import njit
+from lpcfg_cli.engine.dispatch import kernel
 from lpcfg_cli.engine.scaling import FLUSH
 
 
@@ -313,7 +313,7 @@ def _pack_stored(stored, offsets, dims, order, group_ptr, *, m: int, dtype: type
     return a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed
 
 
-@njit(nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _entry(t, r, offsets, dims):
     """Rule and states ``(r, a, b, c)`` of flat entry ``t``, walking ``r`` forward."""
     while t >= offsets[r + 1]:
@@ -326,7 +326,7 @@ def _entry(t, r, offsets, dims):
     return r, a, b, rest - b * mc
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _stored_pass(mask, size, kept, offsets, dims, inv, rule_group, flush, live, filling, at, out):
     """One walk over the stored entries that live (``>= flush``). Without ``filling`` it
     marks ``live`` = (per sorted rule its parent states, per group its left and right child
@@ -376,7 +376,7 @@ def _pack(tensors: np.ndarray, order: np.ndarray, group_ptr: np.ndarray, dtype: 
     return _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto)
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _live_states(t4, order, flush):
     """Per sorted rule, which parent, left and right states have an entry ``>= flush``."""
     r, m = len(order), t4.shape[1]
@@ -396,7 +396,7 @@ def _live_states(t4, order, flush):
     return live_a, live_b, live_c
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto):
     r = len(order)
     n_groups = len(group_ptr) - 1
@@ -435,7 +435,7 @@ def _fill(flat, m, order, group_ptr, live_a, live_b, live_c, flush, proto):
     return a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _positions(order, group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, m):
     """Where each packed entry sits in the full ``(R, M, M, M)`` tensors (grammar order),
     as a flat index."""

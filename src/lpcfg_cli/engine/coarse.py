@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar
-from lpcfg_cli.engine.jit import njit
+from lpcfg_cli.engine.dispatch import kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
@@ -42,7 +42,7 @@ from lpcfg_cli.engine.scaling import normalise_span, split_weight
 # the pass several times slower. They are inlined into the phases, whose fastmath flags
 # (reassociation, fused multiply-add) let the reductions vectorise, which they did not as
 # calls.
-@njit(nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
     """``x . y``."""
     z = 0.0
@@ -51,28 +51,28 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return z
 
 
-@njit(nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _axpy(a: float, x: np.ndarray, y: np.ndarray) -> None:
     """``y += a * x``."""
     for t in range(len(x)):
         y[t] += a * x[t]
 
 
-@njit(nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _times(x: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     """``out = x * w``."""
     for t in range(len(x)):
         out[t] = x[t] * w[t]
 
 
-@njit(nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _weigh(chart, row, lo, hi, i, w, out):
     """``out[k - i - 1] = chart[row + k] * w[k - i - 1]`` for the splits ``lo <= k <= hi``
     of a span starting at ``i``: one child row times the span's split weights."""
     _times(chart[row + lo : row + hi + 1], w[lo - i - 1 : hi - i], out[lo - i - 1 : hi - i])
 
 
-@njit(nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _beam(vals: np.ndarray, syms: np.ndarray, prior: np.ndarray, beam: float) -> None:
     """The coarse beam in one span: zero ``vals[t]`` (the inside value of symbol
     ``syms[t]``) where ``vals[t] * prior[syms[t]]`` is below ``beam`` times the largest such
@@ -92,7 +92,7 @@ def _beam(vals: np.ndarray, syms: np.ndarray, prior: np.ndarray, beam: float) ->
             vals[t] = 0.0
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _bases(n: int, n_sym: int) -> tuple[np.ndarray, np.ndarray]:
     """Offsets of the packed charts: start-major row ``(i, b)`` (ends ``i+1..n``, length
     ``n - i``) at ``sbase[i] + b * (n - i)``; end-major row ``(j, c)`` (starts ``0..j-1``,
@@ -106,7 +106,7 @@ def _bases(n: int, n_sym: int) -> tuple[np.ndarray, np.ndarray]:
     return sbase, ebase
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _append(buf: np.ndarray, used: int, value: int) -> np.ndarray:
     """``buf`` with ``value`` at ``used`` (doubled when full)."""
     if used == len(buf):
@@ -158,7 +158,7 @@ class ChartIndex(NamedTuple):
     count: np.ndarray
 
 
-@njit(nogil=True, fastmath=FAST, inline="always")
+@kernel(nogil=True, fastmath=FAST, inline="always")
 def inside_chart(
     lex: np.ndarray,
     left_ptr: np.ndarray,
@@ -280,7 +280,7 @@ def inside_chart(
     return ChartIndex(n, n_sym, sbase, ebase, sc, *extents, items[:n_items], first, count)
 
 
-@njit(nogil=True, fastmath=FAST, inline="always")
+@kernel(nogil=True, fastmath=FAST, inline="always")
 def root_inside(charts: np.ndarray, root: np.ndarray, ix: ChartIndex) -> float:
     """``sum_a root[a] * inside(0, n, a)`` on the scaled chart: the sentence's probability
     is this times ``exp(ix.sc[0, n])``, and it normalises the outside values."""
@@ -291,7 +291,7 @@ def root_inside(charts: np.ndarray, root: np.ndarray, ix: ChartIndex) -> float:
     return z
 
 
-@njit(nogil=True, fastmath=FAST, inline="always")
+@kernel(nogil=True, fastmath=FAST, inline="always")
 def outside_chart(
     root: np.ndarray,
     z: float,
@@ -365,7 +365,7 @@ def outside_chart(
                 beta[a] = 0.0
 
 
-@njit(nogil=True, fastmath=FAST, inline="always")
+@kernel(nogil=True, fastmath=FAST, inline="always")
 def item_posteriors(
     charts: np.ndarray, ix: ChartIndex
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -390,7 +390,7 @@ def item_posteriors(
     return starts[:m], ends[:m], syms[:m], post[:m]
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def clear_charts(charts: np.ndarray, ix: ChartIndex) -> None:
     """Zero what a sentence wrote in ``charts``: every entry it set lies in a row's extent
     (start-major rows ``(i, b)``: ends ``lo_end..hi_end``; end-major rows ``(j, c)``: starts
@@ -412,7 +412,7 @@ def clear_charts(charts: np.ndarray, ix: ChartIndex) -> None:
         charts[2, ix.sbase[0] + a * n + n - 1] = 0.0
 
 
-@njit(nogil=True, fastmath=FAST)
+@kernel(nogil=True, fastmath=FAST)
 def sentence_posteriors(
     lex: np.ndarray,
     root: np.ndarray,

@@ -1,4 +1,6 @@
-"""Compiling the engine's kernels with numba, wherever lpcfg is installed and whoever runs it.
+"""numba's side of the engine's kernels (``dispatch``): its dispatchers, and where it keeps
+what it compiles, wherever lpcfg is installed and whoever runs it. numba is imported only
+here, and only when a kernel first needs it.
 
 numba keeps compiled kernels on disk (``cache=True``) so that a process after the first
 starts in a fraction of a second instead of compiling for tens of seconds. Where it keeps
@@ -8,7 +10,7 @@ container image, a service account without a writable home all leave numba's def
 define a cached function at all (``RuntimeError: cannot cache function ...: no locator
 available``).
 
-So ``njit`` decides, for the folder of each kernel's module, where its cache goes
+So ``dispatcher`` decides, for the folder of each kernel's module, where its cache goes
 (``cache_folder``):
 
 1. ``NUMBA_CACHE_DIR`` when the user set it (numba honours it first);
@@ -25,10 +27,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import types
 from collections.abc import Callable
 from typing import Any
-
-import numba as nb
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,7 +63,8 @@ def cache_folder(source_folder: str = _PACKAGE) -> str | None:
     """Where the compiled kernels of the modules in ``source_folder`` are kept (see the
     module docstring); None: in memory. Points numba's cache at the user's cache folder
     when neither ``NUMBA_CACHE_DIR`` nor the folder beside the sources can be written."""
-    given = os.environ.get("NUMBA_CACHE_DIR") or nb.config.CACHE_DIR
+    global _user_folder
+    given = os.environ.get("NUMBA_CACHE_DIR") or _user_folder
     if given and _writable(given):
         return given
     beside = os.path.join(source_folder, "__pycache__")
@@ -70,9 +72,14 @@ def cache_folder(source_folder: str = _PACKAGE) -> str | None:
         return beside
     folder = user_cache_folder()
     if folder is not None and _writable(folder):
-        nb.config.CACHE_DIR = folder
+        _user_folder = folder
+        if "numba" in sys.modules:
+            sys.modules["numba"].config.CACHE_DIR = folder
         return folder
     return None
+
+
+_user_folder: str | None = None  # the user's cache folder, once chosen
 
 
 _in_memory_said = False
@@ -94,11 +101,58 @@ def _cache(source_folder: str) -> bool:
     return False
 
 
-def njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
-    """``numba.njit(cache=..., **options)``, the cache kept where ``cache_folder`` says."""
+def _import_numba() -> Any:
+    # numba loads scipy's BLAS when it first compiles or loads a kernel. Loading it with
+    # numba lets threadpoolctl hold it to one thread in every parsing process:
+    # threadpool_limits only limits libraries already loaded, and one loaded inside the
+    # limit ran two threads per process (tests/parsing/test_streaming.py checks it).
+    import numba
+    import scipy.linalg.cython_blas  # noqa: F401
 
-    def decorate(function: Callable[..., Any]) -> Any:
-        source = os.path.dirname(os.path.abspath(function.__code__.co_filename))
-        return nb.njit(cache=_cache(source), **options)(function)
+    if _user_folder is not None:
+        numba.config.CACHE_DIR = _user_folder
+    return numba
 
-    return decorate
+
+def dispatcher(function: Callable[..., Any], options: dict[str, Any]) -> tuple[Any, dict]:
+    """numba's dispatcher of ``function`` (``numba.njit(cache=..., **options)``, the cache
+    kept where ``cache_folder`` says), and the globals numba will compile it with: a copy of
+    its module's, in which the caller puts numba's dispatchers in place of the kernels it
+    calls (the module itself keeps its kernels)."""
+    source = os.path.dirname(os.path.abspath(function.__code__.co_filename))
+    cache = _cache(source)
+    namespace = dict(function.__globals__)
+    copy = types.FunctionType(
+        function.__code__, namespace, function.__name__, function.__defaults__, function.__closure__
+    )
+    copy.__qualname__ = function.__qualname__
+    copy.__doc__ = function.__doc__
+    return _import_numba().njit(cache=cache, **options)(copy), namespace
+
+
+def numba_notation(value: Any) -> str:
+    """The type numba gives ``value``, in its signature notation (``float32[:, ::1]``,
+    ``UniTuple(int64[::1], 3)``), as ``precompiled_signatures`` lists them. Raises
+    ValueError for a value numba cannot take or an array that is not C-contiguous and
+    writable: no signature takes one."""
+    numba = _import_numba()
+    try:
+        t = numba.typeof(value)
+    except Exception as e:  # numba's errors (big-endian dtypes, objects) derive from many
+        raise ValueError(f"numba takes no {type(value).__name__} like this: {e}") from e
+    return _notation(t, numba.types)
+
+
+def _notation(t: Any, types: Any) -> str:
+    if isinstance(t, types.Array):
+        if t.layout != "C" or not t.mutable or not t.aligned:
+            raise ValueError(f"not a C-contiguous writable array: {t}")
+        dims = [":"] * (t.ndim - 1) + ["::1"]
+        return f"{_notation(t.dtype, types)}[{', '.join(dims)}]"
+    if isinstance(t, types.UniTuple):
+        return f"UniTuple({_notation(t.dtype, types)}, {t.count})"
+    if isinstance(t, types.BaseTuple):
+        return "Tuple((" + "".join(f"{_notation(x, types)}, " for x in t.types).strip() + "))"
+    if isinstance(t, types.Boolean):
+        return "boolean"
+    return str(t)

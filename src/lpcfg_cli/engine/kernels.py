@@ -1,4 +1,4 @@
-"""Compiled rule kernels of the latent pass (numba, cached on disk).
+"""Compiled rule kernels of the latent pass (``dispatch``: ahead of time, or numba's).
 
 The unit of work is one span length and a chunk of its parent spans. For every parent span
 ``p`` and children pair ``(b, c)`` that some rule ``a -> b c`` with an allowed parent item at
@@ -38,18 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
-# The rule products no longer call BLAS, but parsing still loads scipy's BLAS on first use
-# (checked with threadpool_info: scipy.linalg's OpenBLAS appears during the first parse).
-# Loading it here, at import, lets threadpoolctl hold it to one thread in every parsing
-# process: threadpool_limits only limits libraries already loaded, and one loaded inside the
-# limit ran two threads per process (tests/test_streaming.py checks it).
-import scipy.linalg.cython_blas  # noqa: F401
-
-from lpcfg_cli.engine.jit import njit
+from lpcfg_cli.engine.dispatch import kernel
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def find_item(item_sym: np.ndarray, lo: int, hi: int, sym: int) -> int:
     """Index of the item with symbol ``sym`` among items ``lo:hi`` (sorted), or -1."""
     while lo < hi:
@@ -64,7 +57,7 @@ def find_item(item_sym: np.ndarray, lo: int, hi: int, sym: int) -> int:
     return -1
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _grow(a: np.ndarray, n: int) -> np.ndarray:
     if n < len(a):
         return a
@@ -73,7 +66,7 @@ def _grow(a: np.ndarray, n: int) -> np.ndarray:
     return b
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def enumerate_rows(
     p0,
     p1,
@@ -164,7 +157,7 @@ def enumerate_rows(
     return row_p[:n], row_g[:n], best, ent_row[:e], ent_x[:e], ent_y[:e], ent_pair[:e]
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def group_slots(row_g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """Counting sort of rows by pair: (slot of each row, first slot of each pair (G + 1))."""
     start = np.zeros(n_groups + 1, dtype=np.int64)
@@ -181,7 +174,7 @@ def group_slots(row_g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarra
     return slot, start
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def plan_chunk(
     p0,
     p1,
@@ -254,7 +247,7 @@ def plan_chunk(
     return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y, item_span, sc):
     """A cached chunk plan's dense parts and its numbers under the current scales: (first
     slot of each pair, first entry of each pair, best pair scale per parent span, entry pair
@@ -284,7 +277,7 @@ def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y,
     return gstart, estart, best, e_pair
 
 
-@njit(nogil=True, fastmath=True)
+@kernel(nogil=True, fastmath=True)
 def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf):
     """``z[slot - lo] += w alpha_x[bi] (x) alpha_y[ci]`` for entries ``e0:e1`` (the group's
     live states; arrays' precision)."""
@@ -310,7 +303,7 @@ def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, y
                 zr[off + j] += v * ybuf[j]
 
 
-@njit(nogil=True, fastmath=True)
+@kernel(nogil=True, fastmath=True)
 def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight, bi, ci, xbuf, ybuf):
     """``beta_x[bi] += w W alpha_y[ci]`` and ``beta_y[ci] += w W^T alpha_x[bi]``, ``W =
     wmat[slot - lo]`` (``(bi, ci)`` blocks)."""
@@ -346,7 +339,7 @@ def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight, bi
             by[ci[j]] += ybuf[j]
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _weights(e_slot, e_pair, slot_p, ref, offset):
     """``exp(pair - ref[parent span - offset])`` per entry (0 where either is -inf)."""
     w = np.empty(len(e_slot))
@@ -355,7 +348,7 @@ def _weights(e_slot, e_pair, slot_p, ref, offset):
     return w
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _largest_group(gstart, group_ptr, b_ptr, c_ptr):
     """Most rows, rules and live split-sum entries of a group with rows in the chunk."""
     rows, rules, width = 0, 0, 0
@@ -367,7 +360,7 @@ def _largest_group(gstart, group_ptr, b_ptr, c_ptr):
     return rows, rules, width
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent):
     """``pit[r - lo, q - q0]`` = parent item of rule ``q`` at the span of slot ``r`` (or -1)."""
     for r in range(lo, hi):
@@ -377,7 +370,7 @@ def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent
             pit[r - lo, q - q0] = find_item(item_sym, plo, phi, rule_parent[q])
 
 
-@njit(nogil=True, fastmath=True)
+@kernel(nogil=True, fastmath=True)
 def _rule_inside(alpha, z, items, t, ai, rows):
     """``alpha[items[r], ai] += t z_r`` for the rows whose parent item exists (``t``: the
     rule's ``(A, K)`` block); returns how many rows.
@@ -448,7 +441,7 @@ def _rule_inside(alpha, z, items, t, ai, rows):
     return n
 
 
-@njit(nogil=True, fastmath=True, inline="always")
+@kernel(nogil=True, fastmath=True, inline="always")
 def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
     """``W_r += beta[items[r], ai] t`` (and with ``want_counts`` ``C += beta[items[r], ai]
     (x) z_r``) for the rows whose parent item has outside mass; returns how many rows. Four
@@ -495,21 +488,21 @@ def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
     return done
 
 
-@njit(nogil=True, fastmath=True)
+@kernel(nogil=True, fastmath=True)
 def _rule_outside(wmat, beta, items, t, ai, bbuf):
     """``W_r += beta[items[r], ai] t`` for the rows whose parent item has outside mass
     (``_rule_outside_rows``); returns how many rows."""
     return _rule_outside_rows(wmat, beta, t, t, False, items, t, ai, bbuf)
 
 
-@njit(nogil=True, fastmath=True)
+@kernel(nogil=True, fastmath=True)
 def _rule_outside_counts(wmat, beta, z, counts, items, t, ai, bbuf):
     """``_rule_outside`` and the rule's expected counts ``C += beta[items[r], ai] (x) z_r``
     (``C``: ``counts``, laid out as ``t``); returns how many rows."""
     return _rule_outside_rows(wmat, beta, z, counts, True, items, t, ai, bbuf)
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def inside_chunk(
     p0,
     p1,
@@ -589,7 +582,7 @@ def inside_chunk(
     return flops
 
 
-@njit(nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _outside_chunk(
     span_first,
     item_sym,
@@ -690,7 +683,7 @@ def _outside_chunk(
     return flops
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def outside_chunk(
     span_first,
     item_sym,
@@ -745,7 +738,7 @@ def outside_chunk(
     )
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def outside_counts_chunk(
     span_first,
     item_sym,
@@ -801,7 +794,7 @@ def outside_counts_chunk(
     )
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def normalise_spans(values, sc, span_first, s0, s1, flush):
     """Normalise the items of spans ``s0:s1`` (scale added to ``sc``)."""
     for s in range(s0, s1):
@@ -810,7 +803,7 @@ def normalise_spans(values, sc, span_first, s0, s1, flush):
             sc[s] += normalise_span(values, lo, hi, flush)
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def rule_posteriors_chunk(
     span_first,
     item_sym,

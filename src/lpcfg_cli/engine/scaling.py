@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpcfg_cli.engine.jit import njit
+from lpcfg_cli.engine.dispatch import kernel
 
 FLUSH = 1e-10
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def split_weight(pair: float, base: float) -> float:
     """``exp(pair - base)``, 0 where either is -inf (an empty child or parent)."""
     if pair == -np.inf or base == -np.inf:
@@ -31,7 +31,7 @@ def split_weight(pair: float, base: float) -> float:
     return np.exp(pair - base)
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def normalise_span(values: np.ndarray, lo: int, hi: int, flush: float) -> float:
     """Divide rows ``lo:hi`` by their largest absolute entry; returns its log (-inf if 0).
 
@@ -53,7 +53,7 @@ def normalise_span(values: np.ndarray, lo: int, hi: int, flush: float) -> float:
     return np.log(mx)
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def flush_rows(values, lo, hi, threshold):
     """Set entries of rows ``lo:hi`` below ``threshold`` in absolute value to zero."""
     for i in range(lo, hi):

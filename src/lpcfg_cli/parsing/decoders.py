@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpcfg_cli.engine.jit import njit
+from lpcfg_cli.engine.dispatch import kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.treebank import labels as label_names
 from lpcfg_cli.treebank.tree import Tree
@@ -258,7 +258,7 @@ def max_rule_trees(
     return trees
 
 
-@njit(nogil=True)
+@kernel(nogil=True)
 def _best_rules(n_items, it, x, y, score, leaf, leaf_score):
     """Best log score of every item's subtree and the candidate that gives it (a leaf item
     scores ``leaf_score``); candidates sorted by parent item, whose children are earlier

@@ -1,0 +1,340 @@
+"""The kernels' extension module: the parser's kernels compiled ahead of time, so that a
+parse starts without numba (``dispatch`` says when it is used).
+
+It is built by numba's ahead-of-time compiler (``numba.pycc``) from the same functions,
+each kernel for the signatures ``precompiled_signatures`` lists, the first time a kernel is
+called on a machine: about as long as numba's own first compilation of the kernels, plus a
+few seconds. It is kept beside numba's cache (``jit.cache_folder``), in a file named by a
+digest of what it was built from: the kernels' sources and signatures, Python, numba and
+llvmlite, and the processor. It is compiled for this processor, as numba's just-in-time
+code is (the generic x86-64 target leaves out the vector instructions the kernels need),
+and ``/proc/cpuinfo`` names the processor, so that a cache folder shared by machines with
+different processors (a cluster's home folder) holds one module per processor instead of
+one that stops on an instruction another lacks. Where there is no ``/proc/cpuinfo`` (not
+Linux), no cache folder, no C compiler or ``LPCFG_PRECOMPILED=0``, numba compiles the
+kernels just in time, as it always can. A build that failed leaves a ``.failed`` file with
+the compiler's output beside where the module would be, and is not tried again for the same
+digest: delete it to try again.
+
+numba marks ``numba.pycc`` as pending deprecation, its replacement not yet released; the
+just-in-time path stays the one every kernel can take.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.machinery
+import importlib.metadata
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from lpcfg_cli.engine import jit
+from lpcfg_cli.engine.precompiled_signatures import SIGNATURES
+
+MODULE = "lpcfg_kernels"
+# Where the kernels are defined: the digest covers their sources and those of the modules
+# that decide how they are built and called.
+SOURCES = (
+    "engine/chart_grammars.py",
+    "engine/coarse.py",
+    "engine/kernels.py",
+    "engine/scaling.py",
+    "parsing/decoders.py",
+    "engine/dispatch.py",
+    "engine/precompiled.py",
+    "engine/precompiled_signatures.py",
+)
+# The lines of /proc/cpuinfo that name a processor and its instruction set (x86 and ARM).
+_CPU_FIELDS = (
+    "vendor_id",
+    "cpu family",
+    "model",
+    "model name",
+    "flags",
+    "CPU implementer",
+    "CPU architecture",
+    "CPU variant",
+    "CPU part",
+    "Features",
+)
+
+_UNTRIED = object()
+_module: Any = _UNTRIED
+
+
+# Python and numpy scalar types, by the numba type their values get (numba.typeof).
+_SCALARS: dict[type, str] = {
+    int: "int64",
+    float: "float64",
+    bool: "boolean",
+    np.int64: "int64",
+    np.int32: "int32",
+    np.float64: "float64",
+    np.float32: "float32",
+    np.bool_: "boolean",
+    np.uint8: "uint8",
+}
+
+
+def _arg_key(a: Any) -> Any:
+    t = type(a)
+    if t is np.ndarray:
+        f = a.flags
+        if f.c_contiguous and f.writeable and f.aligned and a.dtype.isnative:
+            return ("array", a.dtype.name, a.ndim)
+        return None
+    if t is tuple:
+        return ("tuple", *map(_arg_key, a))
+    return _SCALARS.get(t)
+
+
+def argument_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What a call's arguments must match in a signature's ``signature_key``: the module
+    checks no type, so this is exactly numba's typing of them (``numba.typeof``) for the
+    arguments a signature can take: arrays by dtype, number of dimensions and C-contiguous,
+    writable, aligned, native-order storage; numbers by type; tuples element by element;
+    ``None`` for anything else."""
+    return tuple(map(_arg_key, args))
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets and parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _type_key(spec: str) -> Any:
+    spec = spec.strip()
+    if m := re.fullmatch(r"(\w+)\[((?::\s*,\s*)*::1)\]", spec):
+        dtype = "bool" if m[1] == "boolean" else m[1]
+        return ("array", np.dtype(dtype).name, m[2].count(",") + 1)
+    if m := re.fullmatch(r"UniTuple\((.+),\s*(\d+)\)", spec):
+        return ("tuple", *[_type_key(m[1])] * int(m[2]))
+    if m := re.fullmatch(r"Tuple\(\((.*)\)\)", spec):
+        return ("tuple", *map(_type_key, _split_top(m[1])))
+    if spec in _SCALARS.values():
+        return spec
+    raise ValueError(f"unsupported kernel argument type {spec!r}")
+
+
+def signature_key(signature: tuple[str, ...]) -> tuple[Any, ...]:
+    """The ``argument_key`` of the calls a signature (numba's type strings, C-contiguous
+    arrays only) accepts."""
+    return tuple(map(_type_key, signature))
+
+
+def enabled() -> bool:
+    """Whether the extension module may be used (``LPCFG_PRECOMPILED`` is not ``0``)."""
+    return os.environ.get("LPCFG_PRECOMPILED", "1").strip() != "0"
+
+
+def processor() -> str | None:
+    """This processor's name and instruction set from ``/proc/cpuinfo``, None without it."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    first = text.split("\n\n", 1)[0]
+    fields = [line for line in first.splitlines() if line.split(":", 1)[0].strip() in _CPU_FIELDS]
+    return "\n".join(fields) if fields else None
+
+
+def digest() -> str | None:
+    """What the module is built from, hashed; None where it cannot be used (see the module
+    docstring)."""
+    cpu = processor()
+    if cpu is None:
+        return None
+    h = hashlib.sha256()
+    try:
+        versions = [importlib.metadata.version(p) for p in ("numba", "llvmlite")]
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for part in (sys.version, sys.platform, *versions, cpu):
+        h.update(part.encode() + b"\0")
+    for name in SOURCES:
+        with open(os.path.join(jit._PACKAGE, name), "rb") as f:
+            h.update(f.read() + b"\0")
+    return h.hexdigest()[:20]
+
+
+def module_path() -> str | None:
+    """Where this machine's module is (or would be) kept; None where it cannot be used."""
+    if not enabled():
+        return None
+    key = digest()
+    folder = jit.cache_folder()
+    if key is None or folder is None:
+        return None
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return os.path.join(folder, f"{MODULE}-{key}{suffix}")
+
+
+def export_name(qualified_name: str, index: int) -> str:
+    """The extension module's name for a kernel's ``index``-th signature."""
+    return f"{qualified_name.replace('.', '__')}__{index}"
+
+
+def functions(qualified_name: str) -> dict[tuple[Any, ...], Callable[..., Any]]:
+    """A kernel's compiled functions by the ``argument_key`` of the calls each accepts
+    (empty where there is no module: the kernel then runs through numba)."""
+    module = load()
+    if module is None:
+        return {}
+    found = {}
+    for i, signature in enumerate(SIGNATURES.get(qualified_name, ())):
+        fn = getattr(module, export_name(qualified_name, i), None)
+        if fn is not None:
+            found[signature_key(signature)] = fn
+    return found
+
+
+def load() -> ModuleType | None:
+    """This machine's module, built first if it is missing (once per process)."""
+    global _module
+    if _module is _UNTRIED:
+        _module = None
+        path = module_path()
+        if path is not None:
+            if not os.path.exists(path) and not os.path.exists(path + ".failed"):
+                _build_once(path)
+            if os.path.exists(path):
+                _module = _import(path)
+    return _module
+
+
+def _import(path: str) -> ModuleType | None:
+    spec = importlib.util.spec_from_file_location(MODULE, path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError:
+        return None
+    return module
+
+
+def _build_once(path: str) -> None:
+    """Build the module at ``path`` unless another process did while this one waited."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Windows, where processor() is None
+        return
+    try:
+        lock = open(path + ".lock", "a")  # held until the build ends
+    except OSError:
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(path) and not os.path.exists(path + ".failed"):
+            build(path)
+
+
+@contextmanager
+def _output_to(log: Any) -> Iterator[None]:
+    """File descriptors 1 and 2 to ``log`` meanwhile: the C compiler, a child process,
+    must not write into a parse sent to stdout."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+
+
+def _trampoline(target: Any, arity: int) -> Callable[..., Any]:
+    """A function that calls ``target`` (a numba dispatcher), so that the exported
+    function is compiled with the kernel's own numba options (``fastmath``, ``inline``):
+    numba.pycc compiles what it exports with its default options."""
+    names = ", ".join(f"a{i}" for i in range(arity))
+    namespace = {"target": target}
+    exec(f"def trampoline({names}):\n    return target({names})\n", namespace)
+    return namespace["trampoline"]
+
+
+def build(path: str) -> bool:
+    """Compile every signature of ``precompiled_signatures`` into the module at ``path``
+    (written whole or not at all); on failure leave ``path.failed`` and say so once."""
+    import warnings
+
+    folder = os.path.dirname(path)
+    work = tempfile.mkdtemp(prefix=f".{MODULE}-", dir=folder)
+    try:
+        with open(os.path.join(work, "build.log"), "w+") as log, _output_to(log):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    from numba.core import sigutils
+                    from numba.pycc import CC
+                kernels = {
+                    name: getattr(importlib.import_module(module), function)
+                    for name in SIGNATURES
+                    for module, function in [name.rsplit(".", 1)]
+                }
+                cc = CC(MODULE)
+                cc.output_dir = work
+                cc.target_cpu = "host"
+                cc.verbose = False
+                for name, signatures in SIGNATURES.items():
+                    dispatcher = kernels[name].dispatcher
+                    for i, signature in enumerate(signatures):
+                        args, _ = sigutils.normalize_signature(f"({', '.join(signature)},)")
+                        dispatcher.compile(args)
+                        result = dispatcher.overloads[args].signature.return_type
+                        cc.export(export_name(name, i), result(*args))(
+                            _trampoline(dispatcher, len(args))
+                        )
+                cc.compile()
+                built = os.path.join(work, os.path.basename(cc.output_file))
+                os.replace(built, path)
+                return True
+            except Exception as e:  # any failure leaves numba's path
+                error = type(e).__name__
+                log.write(f"\n{error}: {e}\n")
+                log.flush()
+                log.seek(0)
+                failure = log.read()
+        try:
+            with open(path + ".failed", "w") as f:
+                f.write(failure)
+        except OSError:
+            pass
+        print(
+            f"lpcfg: warning: could not compile the kernels ahead of time ({error}; "
+            f"{path}.failed says more): numba compiles them at each start instead, which "
+            "is slower",
+            file=sys.stderr,
+        )
+        return False
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
