@@ -25,6 +25,7 @@ C_ARRAYS = [
     np.zeros((3, 1), np.uint8),
     np.zeros((0, 3)),
     np.zeros((1, 4)).T,  # both C- and F-contiguous: numba calls it C
+    np.frombuffer(bytearray(13), np.float32, 3, offset=1),  # unaligned, as a mapped entry
 ]
 OTHER_ARRAYS = [
     np.zeros((3, 4))[:, ::2],

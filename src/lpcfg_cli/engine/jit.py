@@ -145,7 +145,7 @@ def numba_notation(value: Any) -> str:
 
 def _notation(t: Any, types: Any) -> str:
     if isinstance(t, types.Array):
-        if t.layout != "C" or not t.mutable or not t.aligned:
+        if t.layout != "C" or not t.mutable:
             raise ValueError(f"not a C-contiguous writable array: {t}")
         dims = [":"] * (t.ndim - 1) + ["::1"]
         return f"{_notation(t.dtype, types)}[{', '.join(dims)}]"

@@ -91,7 +91,7 @@ def _arg_key(a: Any) -> Any:
     t = type(a)
     if t is np.ndarray:
         f = a.flags
-        if f.c_contiguous and f.writeable and f.aligned and a.dtype.isnative:
+        if f.c_contiguous and f.writeable and a.dtype.isnative:
             return ("array", a.dtype.name, a.ndim)
         return None
     if t is tuple:
@@ -103,8 +103,9 @@ def argument_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """What a call's arguments must match in a signature's ``signature_key``: the module
     checks no type, so this is exactly numba's typing of them (``numba.typeof``) for the
     arguments a signature can take: arrays by dtype, number of dimensions and C-contiguous,
-    writable, aligned, native-order storage; numbers by type; tuples element by element;
-    ``None`` for anything else."""
+    writable, native-order storage (not alignment: numba types an array read at an odd
+    offset of a model file as any other, and the module's code is numba's); numbers by
+    type; tuples element by element; ``None`` for anything else."""
     return tuple(map(_arg_key, args))
 
 
