@@ -127,8 +127,9 @@ def jobs_bound(whole: float, startup: float, jobs: int = 2) -> float:
 
 def warm_up(model: str, text: Path, tmp: Path) -> None:
     """One untimed parse of ``text``'s first sentence with ``model``: after a change to the
-    sources numba compiles the kernels again (its cache is per source file), which would be
-    timed in the first run and counted in its peak memory (about 100 MB more for em16)."""
+    sources the kernels are compiled again (numba's cache is per source file, and the
+    kernels' ahead-of-time module per digest of the sources), which would be timed in the
+    first run and counted in its peak memory."""
     one = tmp / "warm.txt"
     one.write_text(text.read_text().splitlines(keepends=True)[0])
     _timed_once(parse_command(model, one, tmp / "warm.out"))

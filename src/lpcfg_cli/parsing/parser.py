@@ -377,8 +377,9 @@ class Parser:
         return self.parse(block), self.stats
 
     def warm_up(self) -> None:
-        """Load the compiled kernels (numba's on-disk cache) by parsing two words, so that
-        processes forked afterwards share them instead of each loading them."""
+        """Load the compiled kernels (``engine.dispatch``: their ahead-of-time module, built
+        first if missing, or numba's) by parsing two words, so that processes forked
+        afterwards share them instead of each loading them."""
         stats, self.stats = self.stats, ParseStats()
         try:
             self.parse([["the", "."]])  # any words do: unknown ones get every signature
