@@ -91,9 +91,9 @@ def _arg_key(a: Any) -> Any:
     t = type(a)
     if t is np.ndarray:
         f = a.flags
-        if f.c_contiguous and f.writeable and a.dtype.isnative:
-            return ("array", a.dtype.name, a.ndim)
-        return None
+        # dtype.str ('<f4') is C-level (dtype.name costs ten times as much) and tells a
+        # non-native byte order ('>f4'), which no signature has, as numba refuses it.
+        return (a.dtype.str, a.ndim) if f.c_contiguous and f.writeable else None
     if t is tuple:
         return ("tuple", *map(_arg_key, a))
     return _SCALARS.get(t)
@@ -128,7 +128,7 @@ def _type_key(spec: str) -> Any:
     spec = spec.strip()
     if m := re.fullmatch(r"(\w+)\[((?::\s*,\s*)*::1)\]", spec):
         dtype = "bool" if m[1] == "boolean" else m[1]
-        return ("array", np.dtype(dtype).name, m[2].count(",") + 1)
+        return (np.dtype(dtype).str, m[2].count(",") + 1)
     if m := re.fullmatch(r"UniTuple\((.+),\s*(\d+)\)", spec):
         return ("tuple", *[_type_key(m[1])] * int(m[2]))
     if m := re.fullmatch(r"Tuple\(\((.*)\)\)", spec):

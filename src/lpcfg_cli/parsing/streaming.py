@@ -33,11 +33,17 @@ from lpcfg_cli.parsing.workers import Workers
 from lpcfg_cli.treebank.sentences import blocks
 from lpcfg_cli.treebank.tree import Tree
 
-# Sentences per block: small enough to stream and to balance the load across workers. With
-# the default pruning the engine gains nothing from larger batches, while a few large blocks
-# leave one worker with much more work than the other (docs/parsing.md, Streaming and
-# ``--jobs``).
+# Sentences per block with workers: small enough to balance the load across them (a few
+# large blocks leave one worker with much more work than the other; smaller blocks pay the
+# kernels' per-call cost of streaming every rule tensor a chunk uses: docs/parsing.md,
+# Streaming and ``--jobs``).
 BLOCK = 24
+
+# Sentences per block in one process, where nothing needs balancing: larger blocks spread
+# that per-call cost over more sentences (EM m = 16 on the test split, whole command,
+# 0.964 of the time with blocks of 24) and still stream (the first trees are written after
+# about a second).
+SERIAL_BLOCK = 96
 
 # Blocks read ahead of the oldest one not yet returned, per worker: bounds memory (results
 # of later blocks wait for a slow earlier one) while keeping every worker busy.
@@ -56,7 +62,9 @@ def _add(total: ParseStats, stats: ParseStats) -> None:
 
 
 class StreamParser:
-    """Parses a stream of sentences with ``jobs`` processes; ``stats`` holds the totals."""
+    """Parses a stream of sentences with ``jobs`` processes, in blocks of ``block``
+    sentences (default ``SERIAL_BLOCK`` in one process, ``BLOCK`` with workers); ``stats``
+    holds the totals."""
 
     def __init__(
         self,
@@ -64,11 +72,11 @@ class StreamParser:
         options: ParserOptions | None = None,
         *,
         jobs: int = 1,
-        block: int = BLOCK,
+        block: int | None = None,
     ):
         self.parser = Parser(model, options)
         self.jobs = jobs
-        self.block = block
+        self.block = block or (BLOCK if jobs > 1 else SERIAL_BLOCK)
         self.stats = ParseStats()
 
     def parse(
