@@ -5,9 +5,10 @@ It is built by numba's ahead-of-time compiler (``numba.pycc``) from the same fun
 each kernel for the signatures ``precompiled_signatures`` lists, the first time a kernel is
 called on a machine: about as long as numba's own first compilation of the kernels, plus a
 few seconds. It is kept beside numba's cache (``jit.cache_folder``), in a file named by a
-digest of what it was built from: the kernels' sources and signatures, Python, numba and
-llvmlite, and the processor. It is compiled for this processor, as numba's just-in-time
-code is (the generic x86-64 target leaves out the vector instructions the kernels need),
+digest of what it was built from: the kernels' sources and signatures, Python, numba,
+llvmlite, numpy and the processor. It is compiled for this processor, as numba's
+just-in-time code is (numba.pycc's default, a generic x86-64, leaves out the wider vector
+instructions of today's processors),
 and ``/proc/cpuinfo`` names the processor, so that a cache folder shared by machines with
 different processors (a cluster's home folder) holds one module per processor instead of
 one that stops on an instruction another lacks. Where there is no ``/proc/cpuinfo`` (not
@@ -172,7 +173,8 @@ def digest() -> str | None:
         versions = [importlib.metadata.version(p) for p in ("numba", "llvmlite")]
     except importlib.metadata.PackageNotFoundError:
         return None
-    for part in (sys.version, sys.platform, *versions, cpu):
+    # numpy's too: a module built against one numpy's C interface may not import in another.
+    for part in (sys.version, sys.platform, np.__version__, *versions, cpu):
         h.update(part.encode() + b"\0")
     for name in SOURCES:
         with open(os.path.join(jit._PACKAGE, name), "rb") as f:
