@@ -143,16 +143,16 @@ def numba_notation(value: Any) -> str:
     return _notation(t, numba.types)
 
 
-def _notation(t: Any, types: Any) -> str:
-    if isinstance(t, types.Array):
+def _notation(t: Any, nbtypes: Any) -> str:
+    if isinstance(t, nbtypes.Array):
         if t.layout != "C" or not t.mutable:
             raise ValueError(f"not a C-contiguous writable array: {t}")
         dims = [":"] * (t.ndim - 1) + ["::1"]
-        return f"{_notation(t.dtype, types)}[{', '.join(dims)}]"
-    if isinstance(t, types.UniTuple):
-        return f"UniTuple({_notation(t.dtype, types)}, {t.count})"
-    if isinstance(t, types.BaseTuple):
-        return "Tuple((" + "".join(f"{_notation(x, types)}, " for x in t.types).strip() + "))"
-    if isinstance(t, types.Boolean):
+        return f"{_notation(t.dtype, nbtypes)}[{', '.join(dims)}]"
+    if isinstance(t, nbtypes.UniTuple):
+        return f"UniTuple({_notation(t.dtype, nbtypes)}, {t.count})"
+    if isinstance(t, nbtypes.BaseTuple):
+        return "Tuple((" + "".join(f"{_notation(x, nbtypes)}, " for x in t.types).strip() + "))"
+    if isinstance(t, nbtypes.Boolean):
         return "boolean"
     return str(t)
