@@ -181,3 +181,18 @@ def test_kernels_stay_kernels_in_their_modules():
     kernels.inside_chunk.dispatcher  # noqa: B018 - makes the dispatchers of what it calls
     assert isinstance(kernels.inside_chunk, dispatch.Kernel)
     assert isinstance(kernels.normalise_span, dispatch.Kernel)
+
+
+@pytest.mark.skipif(precompiled.module_path() is None, reason="no /proc/cpuinfo or cache folder")
+def test_lpcfg_parse_imports_no_numba(models, tmp_path):
+    """The command, not only the library: nothing on its import path pulls numba in."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lpcfg_cli", "parse", "--jobs", "2"]
+        + [str(models / "trio.npz"), str(models / "test.txt"), "-o", str(tmp_path / "p")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
+    assert "lpcfg_cli.engine.kernels" in imported
+    assert not {"numba", "llvmlite", "scipy.linalg"} & imported
