@@ -196,3 +196,21 @@ def test_lpcfg_parse_imports_no_numba(models, tmp_path):
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
     assert "lpcfg_cli.engine.kernels" in imported
     assert not {"numba", "llvmlite", "scipy.linalg"} & imported
+
+
+@pytest.mark.skipif(precompiled.module_path() is None, reason="no /proc/cpuinfo or cache folder")
+def test_the_module_can_be_built_before_any_parse():
+    out = subprocess.run(
+        [sys.executable, "-m", "lpcfg_cli.engine.precompiled"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == precompiled.module_path()
+    assert os.path.exists(out.stdout.strip())
+    off = subprocess.run(
+        [sys.executable, "-m", "lpcfg_cli.engine.precompiled"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LPCFG_PRECOMPILED": "0"},
+    )
+    assert off.returncode == 1 and off.stdout == ""
+    assert off.stderr.startswith("lpcfg: error: no kernels' module here")

@@ -341,3 +341,28 @@ def build(path: str) -> bool:
         return False
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    """``python -m lpcfg_cli.engine.precompiled``: build this machine's module now (when
+    preparing a container image or a read-only install, or before a cluster's jobs start)
+    and print where it is; status 1 where it cannot be used or built."""
+    path = module_path()
+    if path is None:
+        print(
+            "lpcfg: error: no kernels' module here (LPCFG_PRECOMPILED=0, no /proc/cpuinfo, "
+            "numba not installed, or no writable cache folder)",
+            file=sys.stderr,
+        )
+        return 1
+    if load() is None:
+        print(
+            f"lpcfg: error: the kernels' module could not be built: {path}.failed", file=sys.stderr
+        )
+        return 1
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
