@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -214,3 +215,27 @@ def test_the_module_can_be_built_before_any_parse():
     )
     assert off.returncode == 1 and off.stdout == ""
     assert off.stderr.startswith("lpcfg: error: no kernels' module here")
+
+
+def test_the_recorded_signatures_are_the_committed_ones(models, tmp_path):
+    """``scripts/kernel_signatures.py`` on a latent model and a product of three records
+    only signatures the committed table has (a kernel whose arguments changed shows here,
+    by name, before it shows as a slow start-up)."""
+    table = tmp_path / "signatures.py"
+    script = Path(__file__).resolve().parents[2] / "scripts" / "kernel_signatures.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--data", str(models), "--sentences", "15"]
+        + ["--models", f"{models / 'em.npz'},{models / 'trio.npz'}", "-o", str(table)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    namespace: dict = {}
+    exec(table.read_text(), namespace)
+    recorded = namespace["SIGNATURES"]
+    assert "lpcfg_cli.engine.kernels.inside_chunk" in recorded
+    missing = {
+        name: [s for s in signatures if s not in SIGNATURES.get(name, [])]
+        for name, signatures in recorded.items()
+    }
+    assert {k: v for k, v in missing.items() if v} == {}
