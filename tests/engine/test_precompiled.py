@@ -239,3 +239,13 @@ def test_the_recorded_signatures_are_the_committed_ones(models, tmp_path):
         for name, signatures in recorded.items()
     }
     assert {k: v for k, v in missing.items() if v} == {}
+
+
+def test_a_build_with_nowhere_to_work_is_a_warning(tmp_path, capfd):
+    """A folder that vanished or filled up under the build: one warning, numba's path."""
+    target = tmp_path / "gone" / "m.so"
+    assert precompiled.build(str(target)) is False
+    out, err = capfd.readouterr()
+    assert out == "" and len(err.splitlines()) == 1
+    assert err.startswith("lpcfg: warning: could not compile the kernels ahead of time")
+    assert not target.parent.exists()

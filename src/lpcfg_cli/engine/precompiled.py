@@ -288,59 +288,72 @@ def _trampoline(target: Any, arity: int) -> Callable[..., Any]:
 def build(path: str) -> bool:
     """Compile every signature of ``precompiled_signatures`` into the module at ``path``
     (written whole or not at all); on failure leave ``path.failed`` and say so once."""
-    import warnings
-
-    folder = os.path.dirname(path)
-    work = tempfile.mkdtemp(prefix=f".{MODULE}-", dir=folder)
     try:
-        with open(os.path.join(work, "build.log"), "w+") as log, _output_to(log):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    from numba.core import sigutils
-                    from numba.pycc import CC
-                kernels = {
-                    name: getattr(importlib.import_module(module), function)
-                    for name in SIGNATURES
-                    for module, function in [name.rsplit(".", 1)]
-                }
-                cc = CC(MODULE)
-                cc.output_dir = work
-                cc.target_cpu = "host"
-                cc.verbose = False
-                for name, signatures in SIGNATURES.items():
-                    dispatcher = kernels[name].dispatcher
-                    for i, signature in enumerate(signatures):
-                        args, _ = sigutils.normalize_signature(f"({', '.join(signature)},)")
-                        dispatcher.compile(args)
-                        result = dispatcher.overloads[args].signature.return_type
-                        cc.export(export_name(name, i), result(*args))(
-                            _trampoline(dispatcher, len(args))
-                        )
-                cc.compile()
-                built = os.path.join(work, os.path.basename(cc.output_file))
-                os.replace(built, path)
-                return True
-            except Exception as e:  # any failure leaves numba's path
-                error = type(e).__name__
-                log.write(f"\n{error}: {e}\n")
-                log.flush()
-                log.seek(0)
-                failure = log.read()
+        work = tempfile.mkdtemp(prefix=f".{MODULE}-", dir=os.path.dirname(path))
+    except OSError as e:
+        failure, error = str(e), type(e).__name__
+    else:
+        try:
+            failure, error = _compile(path, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        if failure is None:
+            return True
         try:
             with open(path + ".failed", "w") as f:
                 f.write(failure)
         except OSError:
             pass
-        print(
-            f"lpcfg: warning: could not compile the kernels ahead of time ({error}; "
-            f"{path}.failed says more): numba compiles them at each start instead, which "
-            "is slower",
-            file=sys.stderr,
-        )
-        return False
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    print(
+        f"lpcfg: warning: could not compile the kernels ahead of time ({error}; "
+        f"{path}.failed says more): numba compiles them at each start instead, which "
+        "is slower",
+        file=sys.stderr,
+    )
+    return False
+
+
+def _compile(path: str, work: str) -> tuple[str | None, str]:
+    """``build`` in the folder ``work``: (None, "") when the module is at ``path``, else the
+    compiler's output and the error's name."""
+    import warnings
+
+    try:
+        log = open(os.path.join(work, "build.log"), "w+")  # closed by the with below
+    except OSError as e:
+        return str(e), type(e).__name__
+    with log, _output_to(log):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from numba.core import sigutils
+                from numba.pycc import CC
+            kernels = {
+                name: getattr(importlib.import_module(module), function)
+                for name in SIGNATURES
+                for module, function in [name.rsplit(".", 1)]
+            }
+            cc = CC(MODULE)
+            cc.output_dir = work
+            cc.target_cpu = "host"
+            cc.verbose = False
+            for name, signatures in SIGNATURES.items():
+                dispatcher = kernels[name].dispatcher
+                for i, signature in enumerate(signatures):
+                    args, _ = sigutils.normalize_signature(f"({', '.join(signature)},)")
+                    dispatcher.compile(args)
+                    result = dispatcher.overloads[args].signature.return_type
+                    cc.export(export_name(name, i), result(*args))(
+                        _trampoline(dispatcher, len(args))
+                    )
+            cc.compile()
+            os.replace(os.path.join(work, os.path.basename(cc.output_file)), path)
+            return None, ""
+        except Exception as e:  # any failure leaves numba's path
+            log.write(f"\n{type(e).__name__}: {e}\n")
+            log.flush()
+            log.seek(0)
+            return log.read(), type(e).__name__
 
 
 def main() -> int:
