@@ -275,14 +275,27 @@ def _output_to(log: Any) -> Iterator[None]:
             os.close(fd)
 
 
-def _trampoline(target: Any, arity: int) -> Callable[..., Any]:
-    """A function that calls ``target`` (a numba dispatcher), so that the exported
-    function is compiled with the kernel's own numba options (``fastmath``, ``inline``):
-    numba.pycc compiles what it exports with its default options."""
-    names = ", ".join(f"a{i}" for i in range(arity))
-    namespace = {"target": target}
-    exec(f"def trampoline({names}):\n    return target({names})\n", namespace)
-    return namespace["trampoline"]
+@contextmanager
+def _own_options(options: dict[Any, dict[str, Any]]) -> Iterator[None]:
+    """numba.pycc compiles what it exports with its default options; meanwhile, each
+    function in ``options`` (a kernel's) is compiled with its kernel's numba options
+    (``fastmath`` above all: the coarse pass's reductions vectorise only with it), turned
+    into compiler flags as numba's own dispatcher turns them."""
+    from numba.core.cpu import CPUTargetOptions
+    from numba.pycc import compiler
+
+    plain = compiler.compile_extra
+
+    def compile_extra(typingctx, targetctx, func, args, return_type, flags, **kwargs):
+        if func in options:
+            flags = CPUTargetOptions.parse_as_flags(flags.copy(), options[func])
+        return plain(typingctx, targetctx, func, args, return_type, flags, **kwargs)
+
+    compiler.compile_extra = compile_extra
+    try:
+        yield
+    finally:
+        compiler.compile_extra = plain
 
 
 def build(path: str) -> bool:
@@ -337,16 +350,19 @@ def _compile(path: str, work: str) -> tuple[str | None, str]:
             cc.output_dir = work
             cc.target_cpu = "host"
             cc.verbose = False
+            options = {}
             for name, signatures in SIGNATURES.items():
+                # The dispatcher's function: its globals bind the kernels it calls to
+                # their dispatchers, which numba compiles with their own options.
                 dispatcher = kernels[name].dispatcher
+                options[dispatcher.py_func] = kernels[name].options
                 for i, signature in enumerate(signatures):
                     args, _ = sigutils.normalize_signature(f"({', '.join(signature)},)")
                     dispatcher.compile(args)
                     result = dispatcher.overloads[args].signature.return_type
-                    cc.export(export_name(name, i), result(*args))(
-                        _trampoline(dispatcher, len(args))
-                    )
-            cc.compile()
+                    cc.export(export_name(name, i), result(*args))(dispatcher.py_func)
+            with _own_options(options):
+                cc.compile()
             os.replace(os.path.join(work, os.path.basename(cc.output_file)), path)
             return None, ""
         except Exception as e:  # any failure leaves numba's path
