@@ -8,9 +8,17 @@ import sys
 
 import pytest
 
+from lpcfg_cli.files.streams import PAUSE
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.streaming import BLOCK, StreamParser
+from lpcfg_cli.parsing.streaming import (
+    MIN_SHARE,
+    SERIAL_BLOCK,
+    StreamParser,
+    balanced_share,
+    cost,
+)
+from lpcfg_cli.parsing.workers import Workers
 from tests.support import fit_em, lpcfg, synthetic_treebank
 
 
@@ -76,13 +84,13 @@ def test_first_trees_are_written_before_the_input_ends(latent):
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write("".join(s + "\n" for s in sentences[: BLOCK + 1]))
+        proc.stdin.write("".join(s + "\n" for s in sentences[: SERIAL_BLOCK + 1]))
         proc.stdin.flush()
         ready, _, _ = select.select([proc.stdout], [], [], 120)
         assert ready, "no output while the input is still open"
         first = proc.stdout.readline()
         assert first.startswith("(TOP ")
-        proc.stdin.write("".join(s + "\n" for s in sentences[BLOCK + 1 :]))
+        proc.stdin.write("".join(s + "\n" for s in sentences[SERIAL_BLOCK + 1 :]))
         proc.stdin.close()
         rest = proc.stdout.read().splitlines()
         assert proc.wait(120) == 0
@@ -137,3 +145,59 @@ def test_every_blas_the_engine_calls_is_held_to_one_thread(latent):
         check=True,
     )
     assert out.stdout.strip() == "1"
+
+
+def test_the_input_end_is_shared_between_the_workers_by_cost():
+    """At the input's end each idle worker takes a share of about 1 / jobs of the predicted
+    work left, busy workers' blocks counted; tails too small to split go whole."""
+    costs = [float(n**2) for n in range(1, 41)]
+    taken = balanced_share(costs, 0.0, 2)
+    load = sum(costs[t] for t in taken)
+    assert abs(load - sum(costs) / 2) <= max(costs)
+    assert taken == sorted(taken) and len(set(taken)) == len(taken)
+    # A busy worker with a third of the work: this one takes half of all that is left.
+    third = sum(costs) / 2
+    load = sum(costs[t] for t in balanced_share(costs, third, 2))
+    assert abs(load - (sum(costs) + third) / 2) <= max(costs)
+    # Busy with more than everything left: this worker takes it all.
+    assert balanced_share(costs, 10 * sum(costs), 2) == list(range(40))
+    # Fewer than 2 * MIN_SHARE sentences: one block.
+    assert balanced_share(costs[: 2 * MIN_SHARE - 1], 0.0, 2) == list(range(2 * MIN_SHARE - 1))
+    # Never a remainder of fewer than MIN_SHARE sentences.
+    heavy_then_light = [100.0] * 13 + [1.0] * (MIN_SHARE - 1)  # a share of 13 would leave 7
+    assert balanced_share(heavy_then_light, 0.0, 2) == list(range(13 + MIN_SHARE - 1))
+
+
+def test_workers_get_balanced_shares_of_an_input_that_ends_within_the_window(latent, monkeypatch):
+    """250 sentences with two workers: the whole input is read first and shared out in two
+    blocks of about equal predicted cost, and the results are the one-process results."""
+    sentences = [s.split() for s in (latent / "test.txt").read_text().splitlines()]
+    model = LPCFG.load(latent / "m.npz")
+    handed = []
+    submit = Workers.submit
+    monkeypatch.setattr(Workers, "submit", lambda w, n, b: handed.append(b) or submit(w, n, b))
+    two = list(StreamParser(model, jobs=2).parse(sentences))
+    assert len(handed) == 2
+    loads = sorted(sum(cost(s) for s in block) for block in handed)
+    assert loads[1] - loads[0] <= max(cost(s) for s in sentences)
+    one = list(StreamParser(model, jobs=1).parse(sentences))
+    assert [str(r.tree) for r in two] == [str(r.tree) for r in one]
+
+
+def test_workers_hand_on_results_before_waiting_for_input(latent):
+    """When the input pauses, the sentences read so far are parsed and their results
+    returned before the stream is read past the pause (a person typing gets answers)."""
+    sentences = [s.split() for s in (latent / "test.txt").read_text().splitlines()][:30]
+    past_pause = []
+
+    def typed():
+        yield from sentences
+        yield PAUSE
+        past_pause.append(True)
+        yield from sentences
+
+    results = StreamParser(LPCFG.load(latent / "m.npz"), jobs=2).parse(typed())
+    first = [next(results) for _ in range(len(sentences))]
+    assert not past_pause
+    assert all(r.tree is not None for r in first)
+    assert len(list(results)) == len(sentences)

@@ -9,9 +9,13 @@ each loading it. Every process does its matrix products on one BLAS thread
 oversubscribe the machine (a 2-thread BLAS beside another busy process made the latent pass
 many times slower: docs/parsing.md, Streaming and ``--jobs``).
 
-Workers are forked only as blocks need them, never more than ``jobs`` and never more than the
-blocks there are (three sentences parse in one process whatever ``jobs`` says); the command
-line caps ``jobs`` at the processors the machine gives this process (``usable_cpus``).
+Workers get blocks of consecutive sentences while the input goes on. Once its end has been
+read, each worker that becomes idle takes its share of what is left, chosen by predicted
+cost (``balanced_share``), so that the workers end together without the many small blocks
+that balancing by block size needs (a block costs about 10 ms beyond its sentences). Workers
+are forked only as blocks need them, never more than ``jobs`` and never more than the blocks
+there are (three sentences parse in one process whatever ``jobs`` says); the command line
+caps ``jobs`` at the processors the machine gives this process (``usable_cpus``).
 
 The worker processes are ``parsing.workers.Workers``.
 
@@ -33,21 +37,87 @@ from lpcfg_cli.parsing.workers import Workers
 from lpcfg_cli.treebank.sentences import blocks
 from lpcfg_cli.treebank.tree import Tree
 
-# Sentences per block with workers: small enough to balance the load across them (a few
-# large blocks leave one worker with much more work than the other; smaller blocks pay the
-# kernels' per-call cost of streaming every rule tensor a chunk uses: docs/parsing.md,
-# Streaming and ``--jobs``).
-BLOCK = 24
-
-# Sentences per block in one process, where nothing needs balancing: larger blocks spread
-# that per-call cost over more sentences (EM m = 16 on the test split, whole command,
-# 0.964 of the time with blocks of 24) and still stream (the first trees are written after
-# about a second).
+# Sentences per block, in one process and with workers: larger blocks spread the kernels'
+# per-call cost of streaming every rule tensor a chunk uses over more sentences (EM m = 16 on
+# the test split in one process, whole command, 0.964 of the time of blocks of 24) and
+# still stream (the first trees are written after about a second). With workers the load is
+# balanced at the input's end instead (``balanced_share``), so their blocks are as large.
 SERIAL_BLOCK = 96
 
-# Blocks read ahead of the oldest one not yet returned, per worker: bounds memory (results
+# Blocks read ahead of the oldest result not yet returned, per worker: bounds memory (results
 # of later blocks wait for a slow earlier one) while keeping every worker busy.
 LOOKAHEAD = 2
+
+# A sentence of n words costs about n**2.5 + COST_OFFSET units of parsing time in a block:
+# least squares on the times of blocks of 23 sentences of about the same length (the test
+# split sorted by length, EM m = 16) fits a + b n**2.5 with a / b about 400, closer than
+# n**2 or n**3. Only ratios matter: it balances the workers' shares.
+COST_POWER = 2.5
+COST_OFFSET = 400
+
+# The input's end is not split into blocks of fewer sentences than this: a block costs about
+# 10 ms beyond its sentences.
+MIN_SHARE = 8
+
+
+def cost(sentence: Sequence[str]) -> float:
+    """The predicted parsing time of ``sentence`` in ``COST_OFFSET`` units."""
+    return len(sentence) ** COST_POWER + COST_OFFSET
+
+
+def balanced_share(costs: Sequence[float], others: float, jobs: int) -> list[int]:
+    """Which of the sentences left at the input's end (their ``costs``) a worker that has
+    just become idle takes: a ``1 / jobs`` share of all the work still to do (these and
+    ``others``, the predicted rest of the blocks the busy workers hold), longest first and
+    then filling up with shorter ones, so that the workers end together.
+
+    The last of ``jobs`` idle workers gets what is left; all of it when fewer than
+    ``2 * MIN_SHARE`` sentences are left, and never a share that would leave fewer than
+    ``MIN_SHARE`` behind (a tail in small blocks costs more than it balances:
+    docs/tried.md). Indices ascending."""
+    n = len(costs)
+    if n < 2 * MIN_SHARE:
+        return list(range(n))
+    share = (sum(costs) + others) / jobs
+    taken: list[int] = []
+    load = 0.0
+    for t in sorted(range(n), key=lambda t: -costs[t]):
+        if not taken or load + costs[t] <= share:
+            taken.append(t)
+            load += costs[t]
+    if n - len(taken) < MIN_SHARE:
+        return list(range(n))
+    return sorted(taken)
+
+
+class _Flight:
+    """A block handed to a worker: its ``(position, sentence)`` pairs, predicted cost and
+    when it was handed out."""
+
+    __slots__ = ("block", "cost", "start")
+
+    def __init__(self, block: list[tuple[int, list[str]]], cost: float):
+        self.block, self.cost, self.start = block, cost, time.perf_counter()
+
+
+class _Pace:
+    """Seconds per cost unit of the blocks returned so far, to predict how much of a block
+    in flight is left."""
+
+    def __init__(self) -> None:
+        self.seconds = self.cost = 0.0
+
+    def record(self, flight: _Flight) -> None:
+        self.seconds += time.perf_counter() - flight.start
+        self.cost += flight.cost
+
+    def left(self, flight: _Flight) -> float:
+        """The predicted cost of what ``flight`` still has to parse (all of it before any
+        block has returned)."""
+        if self.seconds <= 0.0:
+            return flight.cost
+        done = (time.perf_counter() - flight.start) * self.cost / self.seconds
+        return max(0.0, flight.cost - done)
 
 
 def _add(total: ParseStats, stats: ParseStats) -> None:
@@ -63,8 +133,8 @@ def _add(total: ParseStats, stats: ParseStats) -> None:
 
 class StreamParser:
     """Parses a stream of sentences with ``jobs`` processes, in blocks of ``block``
-    sentences (default ``SERIAL_BLOCK`` in one process, ``BLOCK`` with workers); ``stats``
-    holds the totals."""
+    sentences (default ``SERIAL_BLOCK``) and, with workers, the input's end in one balanced
+    share per worker (``balanced_share``); ``stats`` holds the totals."""
 
     def __init__(
         self,
@@ -76,7 +146,7 @@ class StreamParser:
     ):
         self.parser = Parser(model, options)
         self.jobs = jobs
-        self.block = block or (BLOCK if jobs > 1 else SERIAL_BLOCK)
+        self.block = block or SERIAL_BLOCK
         self.stats = ParseStats()
 
     def parse(
@@ -107,41 +177,67 @@ class StreamParser:
     def _parallel(self, sentences, progress):
         self.parser.warm_up()  # the workers inherit the loaded kernels
         workers = Workers(self.parser, self.jobs)
-        stream = iter(blocks(sentences, size=self.block))
-        held: dict[int, list[list[str]]] = {}  # blocks handed out, by number
-        done: dict[int, tuple[list[ParseResult], ParseStats]] = {}
-        waiting: list[list[str]] | None = None  # read, not yet handed out
-        oldest = 0  # the next block to return
-        read = 0  # blocks read so far
-        limit = LOOKAHEAD * self.jobs
-        exhausted = complete = False
+        source = iter(sentences)
+        pending: list[tuple[int, list[str]]] = []  # read, not handed out: (position, words)
+        flying: dict[int, _Flight] = {}  # blocks handed out, by number
+        ready: dict[int, ParseResult] = {}  # results not yet returned, by position
+        pace = _Pace()
+        read = returned = submitted = 0  # sentences read, results returned, blocks handed out
+        window = LOOKAHEAD * self.jobs * self.block
+        exhausted = paused = complete = False
         try:
             while True:
                 # Results in order first: the caller writes while the workers parse.
-                if oldest in done:
-                    results, stats = done.pop(oldest)
-                    self._count(held.pop(oldest), stats, progress)
-                    oldest += 1
-                    yield from results
+                if returned in ready:
+                    start = returned
+                    while returned in ready:
+                        yield ready.pop(returned)
+                        returned += 1
+                    if progress:
+                        progress(returned - start)
                     continue
-                if waiting is not None and workers.can_take():
-                    held[read] = waiting
-                    workers.submit(read, waiting)
-                    read, waiting = read + 1, None
-                    continue
-                if waiting is None and not exhausted and len(held) < limit:
-                    block = next(stream, None)
-                    if block is None:
+                # Read ahead first: an input that ends within the window is shared out whole.
+                if not exhausted and not paused and read - returned < window:
+                    item = next(source, None)
+                    if item is None:
                         exhausted = True
-                    elif block:
-                        waiting = block
-                        continue
-                    elif not workers.busy:
-                        continue  # the input paused with nothing in flight: read on
-                if not workers.busy:
-                    break  # nothing in flight and nothing to hand out: the input is done
-                for number, results, stats in workers.collect():
-                    done[number] = (results, stats)
+                    elif isinstance(item, Pause):
+                        paused = True  # hand out what is held before waiting for more
+                    else:
+                        pending.append((read, item))
+                        read += 1
+                    continue
+                if (
+                    pending
+                    and workers.can_take()
+                    and (exhausted or paused or len(pending) >= self.block)
+                ):
+                    if exhausted:  # the input's end: this worker's share of what is left
+                        others = sum(pace.left(f) for f in flying.values())
+                        taken = balanced_share([cost(s) for _, s in pending], others, self.jobs)
+                    else:
+                        taken = list(range(min(len(pending), self.block)))
+                    chosen = set(taken)
+                    block = [pending[t] for t in taken]
+                    pending = [p for t, p in enumerate(pending) if t not in chosen]
+                    flying[submitted] = _Flight(block, sum(cost(s) for _, s in block))
+                    workers.submit(submitted, [s for _, s in block])
+                    submitted += 1
+                    continue
+                if workers.busy:
+                    for number, results, stats in workers.collect():
+                        flight = flying.pop(number)
+                        pace.record(flight)
+                        _add(self.stats, stats)
+                        self.stats.sentences += len(results)
+                        for (position, _), result in zip(flight.block, results, strict=True):
+                            ready[position] = result
+                    paused = paused and bool(pending)  # what was held goes out first
+                    continue
+                if paused:
+                    paused = False  # nothing in flight: wait for more input
+                    continue
+                break  # the input is done and every result returned
             complete = True
         finally:
             workers.close(kill=not complete)
