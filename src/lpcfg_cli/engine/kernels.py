@@ -67,6 +67,14 @@ def _grow(a: np.ndarray, n: int) -> np.ndarray:
 
 
 @kernel(nogil=True)
+def _resized(a: np.ndarray, used: int, size: int) -> np.ndarray:
+    """A new array of ``size`` entries holding ``a[:used]``."""
+    b = np.empty(size, dtype=a.dtype)
+    b[:used] = a[:used]
+    return b
+
+
+@kernel(nogil=True)
 def enumerate_rows(
     p0,
     p1,
@@ -96,12 +104,14 @@ def enumerate_rows(
     and entries depend on the items only (``PlanCache``); an entry whose pair scale is -inf
     then gets weight 0 (``split_weight``).
     """
-    row_p = np.empty(256, dtype=np.int64)
-    row_g = np.empty(256, dtype=np.int64)
-    ent_row = np.empty(1024, dtype=np.int32)
-    ent_x = np.empty(1024, dtype=np.int64)
-    ent_y = np.empty(1024, dtype=np.int64)
-    ent_pair = np.empty(1024, dtype=np.float64)
+    cap = 1024
+    row_p = np.empty(cap, dtype=np.int64)
+    row_g = np.empty(cap, dtype=np.int64)
+    ent_row = np.empty(cap, dtype=np.int32)
+    ent_x = np.empty(cap, dtype=np.int64)
+    ent_y = np.empty(cap, dtype=np.int64)
+    ent_pair = np.empty(cap, dtype=np.float64)
+    present = np.zeros(n_sym, dtype=np.bool_)  # the symbols of the parent span's items
     n = 0
     e = 0
     best = np.full(p1 - p0, -np.inf)
@@ -110,6 +120,22 @@ def enumerate_rows(
         if plo == phi:
             continue
         s, i = span_sent[p], span_start[p]
+        # Room for every item pair of the span's splits, made here rather than as entries
+        # come: arrays reassigned inside the loops below cost numba reference counting
+        # per entry, most of this kernel's time.
+        need = 0
+        for k in range(1, length):
+            lsp = base[k, s] + i
+            rsp = base[length - k, s] + i + k
+            nl = span_first[lsp + 1] - span_first[lsp]
+            need += nl * (span_first[rsp + 1] - span_first[rsp])
+        if e + need > cap:
+            cap = max(2 * cap, e + need)
+            row_p, row_g = _resized(row_p, n, cap), _resized(row_g, n, cap)
+            ent_row, ent_x = _resized(ent_row, e, cap), _resized(ent_x, e, cap)
+            ent_y, ent_pair = _resized(ent_y, e, cap), _resized(ent_pair, e, cap)
+        for x in range(plo, phi):
+            present[item_sym[x]] = True
         top = -np.inf
         for k in range(1, length):
             lsp = base[k, s] + i
@@ -129,23 +155,16 @@ def enumerate_rows(
                         stamp[g] = p
                         ok = False
                         for q in range(group_ptr[g], group_ptr[g + 1]):
-                            if find_item(item_sym, plo, phi, rule_parent[q]) >= 0:
+                            if present[rule_parent[q]]:
                                 ok = True
                                 break
                         valid[g] = ok
                         if ok:
-                            row_p = _grow(row_p, n)
-                            row_g = _grow(row_g, n)
                             row_p[n] = p
                             row_g[n] = g
                             rowidx[g] = n
                             n += 1
                     if valid[g]:
-                        if e >= len(ent_x):
-                            ent_row = _grow(ent_row, e)
-                            ent_x = _grow(ent_x, e)
-                            ent_y = _grow(ent_y, e)
-                            ent_pair = _grow(ent_pair, e)
                         ent_row[e] = rowidx[g]
                         ent_x[e] = x
                         ent_y[e] = y
@@ -154,6 +173,8 @@ def enumerate_rows(
                         if pair > top:
                             top = pair
         best[p - p0] = top
+        for x in range(plo, phi):
+            present[item_sym[x]] = False
     return row_p[:n], row_g[:n], best, ent_row[:e], ent_x[:e], ent_y[:e], ent_pair[:e]
 
 
