@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpcfg_cli.engine.chart_grammars import CoarseGrammar, symbol_prior
+from lpcfg_cli.engine.chart_grammars import CoarseGrammar, right_child_bits, symbol_prior
 from lpcfg_cli.engine.coarse import (
+    _bit_index,
+    _popcount,
     chart_size,
     clear_charts,
     coarse_posteriors,
@@ -164,7 +166,17 @@ def test_kernel_leaves_its_charts_zero(seed):
     for lex in (random_lexical(12, rng), no_parse):
         charts = np.zeros((4, chart_size(len(lex), N_SYM)))
         out = sentence_posteriors(
-            lex, root, g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts, g.prior, 0.0
+            lex,
+            root,
+            g.left_ptr,
+            g.right_bits,
+            g.right_rank,
+            g.pair_ptr,
+            g.parent,
+            g.prob,
+            charts,
+            g.prior,
+            0.0,
         )
         assert len(out[0]) > 0 or out[4] == -np.inf
         assert not charts.any()
@@ -200,7 +212,7 @@ def test_each_phase_matches_the_dense_reference(seed):
     g = CoarseGrammar.build(N_SYM, rules, prob)
     lex = random_lexical(11, np.random.default_rng(200 + seed))
     n = len(lex)
-    pcfg = (g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob)
+    pcfg = (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob)
     charts = np.zeros((4, chart_size(n, N_SYM)))
     ix = inside_chart(lex, *pcfg, charts, g.prior, 0.0)
     alpha = dense_inside(lex, dense_tensor(rules, prob))
@@ -291,7 +303,7 @@ def test_a_sentence_the_beam_leaves_unparsed_is_parsed_without_it():
     lex[:, p_sym] = 1.0
     g = CoarseGrammar.build(4, rules, prob, root)
     charts = np.zeros((4, chart_size(3, 4)))
-    pcfg = (g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts, g.prior)
+    pcfg = (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob, charts, g.prior)
     assert sentence_posteriors(lex, root, *pcfg, 0.6)[4] == -np.inf
     exact = sentence_posteriors(lex, root, *pcfg, 0.0)
     assert exact[4] == pytest.approx(np.log(0.5))
@@ -299,3 +311,51 @@ def test_a_sentence_the_beam_leaves_unparsed_is_parsed_without_it():
     assert log_z[0] == exact[4]
     assert mus[0][exact[0], exact[1], exact[2]] == pytest.approx(exact[3], rel=1e-12)
     assert (mus[0] != 0).sum() == len(exact[3])
+
+
+def test_children_pairs_as_bit_sets_name_every_pair():
+    """``right_child_bits``: the bit of each pair is set, no other, and the rank of a right
+    child among its left child's pairs gives the pair's number; with the kernels' bit
+    helpers (de Bruijn index of the lowest bit, SWAR popcount) against Python's."""
+    rng = np.random.default_rng(3)
+    n = 150  # three words, the last partly used
+    pairs = sorted({(int(b), int(c)) for b, c in rng.integers(0, n, size=(900, 2))})
+    left = np.array([b for b, _ in pairs])
+    right = np.array([c for _, c in pairs])
+    left_ptr = np.searchsorted(left, np.arange(n + 1))
+    bits, rank = right_child_bits(n, left, right)
+    assert bits.shape == rank.shape == (n, 3)
+    assert sum(bin(int(w)).count("1") for w in bits.ravel()) == len(pairs)
+    for q, (b, c) in enumerate(pairs):
+        word, bit = bits[b, c // 64], np.uint64(1) << np.uint64(c % 64)
+        assert word & bit
+        assert _bit_index(bit) == c % 64
+        below = _popcount(word & (bit - np.uint64(1)))
+        assert below == bin(int(word) & ((1 << (c % 64)) - 1)).count("1")
+        assert left_ptr[b] + rank[b, c // 64] + below == q
+    for x in rng.integers(0, 2**63, size=50, dtype=np.uint64):
+        assert _popcount(x) == bin(int(x)).count("1")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_symbols_in_several_words_of_the_bit_sets(seed):
+    """The grammar's symbols renumbered across three 64-symbol words of the bit sets, at
+    both sides of the words' boundaries: the posteriors are the reference's, renumbered."""
+    rules, prob, root = random_grammar(seed)
+    new = np.array([63, 64, 0, 127, 128, 199, 65])  # symbol s is now new[s]
+    n_sym = 200
+    rng = np.random.default_rng(40 + seed)
+    lexes = [random_lexical(n, rng) for n in (3, 7, 12)]
+    wide = []
+    for lex in lexes:
+        w = np.zeros((len(lex), n_sym))
+        w[:, new] = lex
+        wide.append(w)
+    wide_root = np.zeros(n_sym)
+    wide_root[new] = root
+    mus, log_z = run(wide, new[rules], prob, wide_root, n_sym=n_sym)
+    for lex, mu, lz in zip(lexes, mus, log_z, strict=True):
+        z, expected = reference(lex, rules, prob, root)
+        assert lz == pytest.approx(np.log(z), rel=1e-12)
+        np.testing.assert_allclose(mu[:, :, new], expected, rtol=1e-10, atol=0)
+        assert not np.delete(mu, new, axis=2).any()

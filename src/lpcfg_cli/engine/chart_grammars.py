@@ -23,14 +23,17 @@ from lpcfg_cli.engine.scaling import FLUSH
 class CoarseGrammar:
     """A PCFG's binary rules indexed by left child, then by right child.
 
-    The children pairs of left child ``b`` are ``left_ptr[b]:left_ptr[b + 1]``; pair ``q`` has
-    right child ``pair_right[q]`` and rules ``pair_ptr[q]:pair_ptr[q + 1]`` (their parents and
-    probabilities). The coarse pass sums the splits of one pair as a single dot product (the
-    sum is shared by all the pair's rules) and skips at once the pairs whose children have
-    no split with mass in common. Indexed so, an earlier kernel that visited the splits one at
-    a time skipped many of the pairs of a grammar of thousands of symbols (the PTB sample
-    binarized ``--vertical 2 --horizontal 2``) and ran faster than with the rules of a left
-    child in one flat list (docs/design-notes.md, The coarse pass).
+    The children pairs of left child ``b`` are ``left_ptr[b]:left_ptr[b + 1]``; pair ``q``
+    has right child ``pair_right[q]`` and rules ``pair_ptr[q]:pair_ptr[q + 1]`` (their
+    parents and probabilities). The right children of ``b`` are also a bit set,
+    ``right_bits[b]`` (``right_child_bits``), so that the pass meets them with the symbols
+    present at a span's end a word of 64 symbols at a time. The coarse pass sums the splits
+    of one pair as a single dot product (the sum is shared by all the pair's rules) and
+    skips at once the pairs whose children have no split with mass in common. Indexed so, an
+    earlier kernel that visited the splits one at a time skipped many of the pairs of a
+    grammar of thousands of symbols (the PTB sample binarized ``--vertical 2 --horizontal
+    2``) and ran faster than with the rules of a left child in one flat list
+    (docs/design-notes.md, The coarse pass).
     """
 
     n_symbols: int
@@ -40,6 +43,8 @@ class CoarseGrammar:
     parent: np.ndarray  # (R,) rules sorted by (left, right)
     prob: np.ndarray
     prior: np.ndarray  # (N,) ``symbol_prior``: the coarse beam's outside estimate
+    right_bits: np.ndarray  # (N, W) uint64: bit c % 64 of word c // 64 if (b, c) is a pair
+    right_rank: np.ndarray  # (N, W) pairs of b whose right child lies in an earlier word
 
     @classmethod
     def build(
@@ -56,15 +61,38 @@ class CoarseGrammar:
         pair_left = left[starts]
         left_ptr = np.searchsorted(pair_left, np.arange(n_symbols + 1)).astype(np.int64)
         pair_ptr = np.append(starts, len(order)).astype(np.int64)
+        pair_right = right[starts].copy()
         return cls(
             n_symbols,
             left_ptr,
-            right[starts].copy(),
+            pair_right,
             pair_ptr,
             rules[order, 0].copy(),
             prob[order].copy(),
             symbol_prior(n_symbols, rules, prob, root),
+            *right_child_bits(n_symbols, pair_left, pair_right),
         )
+
+
+def right_child_bits(
+    n_symbols: int, pair_left: np.ndarray, pair_right: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The children pairs ``(pair_left[q], pair_right[q])`` (sorted by left, then right
+    child) as bit sets: ``(bits, rank)``, both ``(N, W)`` with ``W = ceil(N / 64)``; bit
+    ``c % 64`` of ``bits[b, c // 64]`` is set if ``(b, c)`` is a pair, and ``rank[b, w]``
+    counts the pairs of ``b`` with right child below ``64 w``. Pair ``(b, c)`` is then number
+    ``left_ptr[b] + rank[b, w] + `` the bits of ``bits[b, w]`` below ``c``."""
+    words = max(1, -(-n_symbols // 64))
+    left = np.asarray(pair_left, dtype=np.int64)
+    right = np.asarray(pair_right, dtype=np.int64)
+    bits = np.zeros((n_symbols, words), dtype=np.uint64)
+    np.bitwise_or.at(
+        bits, (left, right // 64), np.left_shift(np.uint64(1), (right % 64).astype(np.uint64))
+    )
+    per_word = np.zeros((n_symbols, words), dtype=np.int64)
+    np.add.at(per_word, (left, right // 64), 1)
+    rank = np.cumsum(per_word, axis=1) - per_word
+    return bits, rank
 
 
 def symbol_prior(

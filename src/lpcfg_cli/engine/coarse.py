@@ -117,6 +117,37 @@ def _append(buf: np.ndarray, used: int, value: int) -> np.ndarray:
     return buf
 
 
+# Bit sets of symbols, 64 to a uint64 word (``CoarseGrammar.right_bits``). Every constant is
+# a uint64: numba types uint64 mixed with int64 as float64.
+_U0, _U1, _U2, _U4, _U56, _U58 = (np.uint64(k) for k in (0, 1, 2, 4, 56, 58))
+_M1, _M2, _M4, _H01 = (
+    np.uint64(k)
+    for k in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101)
+)
+# A de Bruijn sequence B(2, 6): the top 6 bits of ``2**k * _DE_BRUIJN`` are distinct for
+# the 64 values of ``k``, so they index ``_LOW_BIT``, the table of ``k``.
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_LOW_BIT = np.zeros(64, dtype=np.int64)
+for _k in range(64):
+    _LOW_BIT[((1 << _k) * int(_DE_BRUIJN) % (1 << 64)) >> 58] = _k
+assert len(set(_LOW_BIT.tolist())) == 64
+
+
+@kernel(nogil=True, inline="always")
+def _bit_index(low):
+    """``k`` of a uint64 ``low == 2**k``."""
+    return _LOW_BIT[np.int64((low * _DE_BRUIJN) >> _U58)]
+
+
+@kernel(nogil=True, inline="always")
+def _popcount(x):
+    """Set bits of a uint64 (the SWAR sum of bit counts)."""
+    x = x - ((x >> _U1) & _M1)
+    x = (x & _M2) + ((x >> _U2) & _M2)
+    x = (x + (x >> _U4)) & _M4
+    return np.int64((x * _H01) >> _U56)
+
+
 # The kernels' flags: reassociation and fused multiply-add let the split sums (``_dot``) and
 # the outside updates (``_axpy``) vectorise.
 FAST = {"reassoc", "contract"}
@@ -152,6 +183,7 @@ class ChartIndex(NamedTuple):
     s_cnt: np.ndarray
     e_syms: np.ndarray
     e_cnt: np.ndarray
+    e_bits: np.ndarray  # (n + 1, W) uint64: the symbols with mass at end j as a bit set
     # Symbols with mass in span (i, j): items[first[i, j]:first[i, j] + count[i, j]].
     items: np.ndarray
     first: np.ndarray
@@ -162,7 +194,8 @@ class ChartIndex(NamedTuple):
 def inside_chart(
     lex: np.ndarray,
     left_ptr: np.ndarray,
-    pair_right: np.ndarray,
+    right_bits: np.ndarray,
+    right_rank: np.ndarray,
     pair_ptr: np.ndarray,
     parent: np.ndarray,
     prob: np.ndarray,
@@ -191,6 +224,8 @@ def inside_chart(
     s_cnt = np.zeros(n, dtype=np.int64)
     e_syms = np.empty((n + 1, n_sym), dtype=np.int32)
     e_cnt = np.zeros(n + 1, dtype=np.int64)
+    n_words = right_bits.shape[1]
+    e_bits = np.zeros((n + 1, n_words), dtype=np.uint64)
     items = np.empty(max(16, 4 * n_sym), dtype=np.int32)
     n_items = 0
     first = np.zeros((n + 1, n + 1), dtype=np.int64)
@@ -226,25 +261,32 @@ def inside_chart(
                     if blo > bhi:
                         continue
                     weighed = False  # lw[b] for this span: only once a pair of b applies
-                    for q in range(left_ptr[b], left_ptr[b + 1]):
-                        c = pair_right[q]
-                        lo, hi = max(blo, lo_start[j, c]), min(bhi, hi_start[j, c])
-                        if lo > hi:
-                            continue
-                        if not weighed:
-                            _weigh(ins_s, sbase[i] + b * (n - i) - i - 1, blo, bhi, i, w, lw[b])
-                            weighed = True
-                        e = erow + c * j
-                        z = _dot(lw[b, lo - i - 1 : hi - i], ins_e[e + lo : e + hi + 1])
-                        if z == 0.0:
-                            continue
-                        for r in range(pair_ptr[q], pair_ptr[q + 1]):
-                            a = parent[r]
-                            if not mark[a]:
-                                mark[a] = True
-                                touched[n_t] = a
-                                n_t += 1
-                            acc[a] += prob[r] * z
+                    for wd in range(n_words):  # right children of b present at end j
+                        word = right_bits[b, wd]
+                        x = word & e_bits[j, wd]
+                        while x != _U0:
+                            low = x & (_U0 - x)
+                            x ^= low
+                            c = 64 * wd + _bit_index(low)
+                            lo, hi = max(blo, lo_start[j, c]), min(bhi, hi_start[j, c])
+                            if lo > hi:
+                                continue
+                            if not weighed:
+                                row = sbase[i] + b * (n - i) - i - 1
+                                _weigh(ins_s, row, blo, bhi, i, w, lw[b])
+                                weighed = True
+                            e = erow + c * j
+                            z = _dot(lw[b, lo - i - 1 : hi - i], ins_e[e + lo : e + hi + 1])
+                            if z == 0.0:
+                                continue
+                            q = left_ptr[b] + right_rank[b, wd] + _popcount(word & (low - _U1))
+                            for r in range(pair_ptr[q], pair_ptr[q + 1]):
+                                a = parent[r]
+                                if not mark[a]:
+                                    mark[a] = True
+                                    touched[n_t] = a
+                                    n_t += 1
+                                acc[a] += prob[r] * z
             for t in range(n_t):
                 a = touched[t]
                 vals[0, t] = acc[a]
@@ -273,10 +315,11 @@ def inside_chart(
                 if hi_start[j, a] < 0:
                     e_syms[j, e_cnt[j]] = a
                     e_cnt[j] += 1
+                    e_bits[j, a // 64] |= _U1 << np.uint64(a % 64)
                     hi_start[j, a] = i
                 lo_start[j, a] = i
             count[i, j] = n_items - first[i, j]
-    extents = (lo_end, hi_end, lo_start, hi_start, s_syms, s_cnt, e_syms, e_cnt)
+    extents = (lo_end, hi_end, lo_start, hi_start, s_syms, s_cnt, e_syms, e_cnt, e_bits)
     return ChartIndex(n, n_sym, sbase, ebase, sc, *extents, items[:n_items], first, count)
 
 
@@ -296,7 +339,8 @@ def outside_chart(
     root: np.ndarray,
     z: float,
     left_ptr: np.ndarray,
-    pair_right: np.ndarray,
+    right_bits: np.ndarray,
+    right_rank: np.ndarray,
     pair_ptr: np.ndarray,
     parent: np.ndarray,
     prob: np.ndarray,
@@ -315,7 +359,8 @@ def outside_chart(
     ins_s, ins_e, out_s, out_e = charts[0], charts[1], charts[2], charts[3]
     sbase, ebase, first, count = ix.sbase, ix.ebase, ix.first, ix.count
     lo_end, hi_end, lo_start, hi_start = ix.lo_end, ix.hi_end, ix.lo_start, ix.hi_start
-    s_syms, s_cnt = ix.s_syms, ix.s_cnt
+    s_syms, s_cnt, e_bits = ix.s_syms, ix.s_cnt, ix.e_bits
+    n_words = right_bits.shape[1]
     for a in range(n_sym):
         out_s[sbase[0] + a * n + n - 1] = root[a] / z
     beta = np.zeros(n_sym)  # the span's outside; zero for the symbols absent from it
@@ -341,26 +386,32 @@ def outside_chart(
                     continue
                 row = sbase[i] + b * (n - i) - i - 1
                 weighed = False
-                for q in range(left_ptr[b], left_ptr[b + 1]):
-                    c = pair_right[q]
-                    lo, hi = max(blo, lo_start[j, c]), min(bhi, hi_start[j, c])
-                    if lo > hi:
-                        continue
-                    x = 0.0
-                    for r in range(pair_ptr[q], pair_ptr[q + 1]):
-                        x += prob[r] * beta[parent[r]]
-                    if x == 0.0:
-                        continue
-                    if not weighed:
-                        _weigh(ins_s, row, blo, bhi, i, w, lw[b])
-                        weighed = True
-                    e = ebase[j] + c * j
-                    if rw_span[c] != span:  # rw[c] for this span, over c's splits in it
-                        clo, chi = max(lo_start[j, c], i + 1), min(hi_start[j, c], j - 1)
-                        _weigh(ins_e, e, clo, chi, i, w, rw[c])
-                        rw_span[c] = span
-                    _axpy(x, rw[c, lo - i - 1 : hi - i], out_s[row + lo : row + hi + 1])
-                    _axpy(x, lw[b, lo - i - 1 : hi - i], out_e[e + lo : e + hi + 1])
+                for wd in range(n_words):  # right children of b present at end j
+                    word = right_bits[b, wd]
+                    bits = word & e_bits[j, wd]
+                    while bits != _U0:
+                        low = bits & (_U0 - bits)
+                        bits ^= low
+                        c = 64 * wd + _bit_index(low)
+                        lo, hi = max(blo, lo_start[j, c]), min(bhi, hi_start[j, c])
+                        if lo > hi:
+                            continue
+                        q = left_ptr[b] + right_rank[b, wd] + _popcount(word & (low - _U1))
+                        x = 0.0
+                        for r in range(pair_ptr[q], pair_ptr[q + 1]):
+                            x += prob[r] * beta[parent[r]]
+                        if x == 0.0:
+                            continue
+                        if not weighed:
+                            _weigh(ins_s, row, blo, bhi, i, w, lw[b])
+                            weighed = True
+                        e = ebase[j] + c * j
+                        if rw_span[c] != span:  # rw[c] for this span, over c's splits in it
+                            clo, chi = max(lo_start[j, c], i + 1), min(hi_start[j, c], j - 1)
+                            _weigh(ins_e, e, clo, chi, i, w, rw[c])
+                            rw_span[c] = span
+                        _axpy(x, rw[c, lo - i - 1 : hi - i], out_s[row + lo : row + hi + 1])
+                        _axpy(x, lw[b, lo - i - 1 : hi - i], out_e[e + lo : e + hi + 1])
             for a in span_items:
                 beta[a] = 0.0
 
@@ -417,7 +468,8 @@ def sentence_posteriors(
     lex: np.ndarray,
     root: np.ndarray,
     left_ptr: np.ndarray,
-    pair_right: np.ndarray,
+    right_bits: np.ndarray,
+    right_rank: np.ndarray,
     pair_ptr: np.ndarray,
     parent: np.ndarray,
     prob: np.ndarray,
@@ -437,13 +489,15 @@ def sentence_posteriors(
     ``N n (n + 1) / 2`` doubles (pages never written stay unmapped; what they cost a long
     sentence: docs/design-notes.md, The coarse pass).
     """
-    ix = inside_chart(lex, left_ptr, pair_right, pair_ptr, parent, prob, charts, prior, beam)
+    ix = inside_chart(
+        lex, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, prior, beam
+    )
     z = root_inside(charts, root, ix)
     if z <= 0.0 or ix.sc[0, ix.n] == -np.inf:
         clear_charts(charts, ix)
         none = np.zeros(0, dtype=np.int64)
         return none, none, none, np.zeros(0), -np.inf
-    outside_chart(root, z, left_ptr, pair_right, pair_ptr, parent, prob, charts, ix)
+    outside_chart(root, z, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, ix)
     starts, ends, syms, post = item_posteriors(charts, ix)
     clear_charts(charts, ix)
     return starts, ends, syms, post, ix.sc[0, ix.n] + np.log(z)
@@ -478,7 +532,7 @@ def coarse_posteriors(
     # touched, much system time with a grammar of thousands of symbols.
     longest = int(max(layout.lengths, default=0))
     charts = np.zeros((4, chart_size(longest, n_sym)))
-    pcfg = (g.left_ptr, g.pair_right, g.pair_ptr, g.parent, g.prob, charts, g.prior)
+    pcfg = (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob, charts, g.prior)
     for s, n in enumerate(layout.lengths):
         n = int(n)
         if n == 0:
