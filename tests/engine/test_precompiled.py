@@ -186,7 +186,9 @@ def test_kernels_stay_kernels_in_their_modules():
 
 @pytest.mark.skipif(precompiled.module_path() is None, reason="no /proc/cpuinfo or cache folder")
 def test_lpcfg_parse_imports_no_numba(models, tmp_path):
-    """The command, not only the library: nothing on its import path pulls numba in."""
+    """The command, not only the library: nothing on its import path pulls numba in, nor,
+    without a progress bar, tqdm or importlib.metadata (a tenth of a short parse's
+    start-up)."""
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "lpcfg_cli", "parse", "--jobs", "2"]
         + [str(models / "trio.npz"), str(models / "test.txt"), "-o", str(tmp_path / "p")],
@@ -197,6 +199,18 @@ def test_lpcfg_parse_imports_no_numba(models, tmp_path):
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
     assert "lpcfg_cli.engine.kernels" in imported
     assert not {"numba", "llvmlite", "scipy.linalg"} & imported
+    assert not {"tqdm", "importlib.metadata"} & imported
+
+
+def test_installed_versions_are_the_installers_records():
+    """The versions the module's digest reads off the dist-info folders are those
+    importlib.metadata gives; a package that is not installed is a LookupError."""
+    from importlib import metadata
+
+    for package in ("numba", "llvmlite", "numpy", "click"):
+        assert precompiled.installed_version(package) == metadata.version(package)
+    with pytest.raises(LookupError):
+        precompiled.installed_version("no_such_package_lpcfg")
 
 
 @pytest.mark.skipif(precompiled.module_path() is None, reason="no /proc/cpuinfo or cache folder")

@@ -5,6 +5,9 @@ warnings (``lpcfg: warning: ...``, always) and reports: progress bars and summar
 which ``--quiet`` (on every subcommand) suppresses. Progress bars appear only when stderr
 is a terminal unless ``--progress`` asks for them, so a log file gets the summaries, not
 bars.
+
+tqdm is imported only when a bar is drawn: its import (with the ``importlib.metadata`` it
+loads) was a tenth of the start-up of a short ``lpcfg parse``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from tqdm import tqdm
 
 from lpcfg_cli.errors import raise_if_terminated
 
@@ -64,8 +66,13 @@ def report(message: str) -> None:
     they go (every EM iteration): a terminating signal whose exception compiled code
     swallowed is raised again here, so that a long run stops soon after it."""
     raise_if_terminated()
-    if not quiet():  # through tqdm, which clears a bar being drawn and redraws it below
-        tqdm.write(f"lpcfg: {message}", file=sys.stderr)
+    if quiet():
+        return
+    drawn = sys.modules.get("tqdm")  # a bar may be on screen only once tqdm is imported
+    if drawn is not None:  # tqdm clears a bar being drawn and redraws it below the line
+        drawn.tqdm.write(f"lpcfg: {message}", file=sys.stderr)
+    else:
+        click.echo(f"lpcfg: {message}", err=True)
 
 
 def warn(message: str) -> None:
@@ -73,13 +80,34 @@ def warn(message: str) -> None:
     click.echo(f"lpcfg: warning: {message}", err=True)
 
 
-def progress_bar(**kwargs: Any) -> tqdm:
-    """A tqdm bar on stderr, drawn only when wanted (see the module docstring)."""
+class NoBar:
+    """What ``progress_bar`` gives when no bar is wanted: a bar that draws nothing."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def progress_bar(**kwargs: Any) -> Any:
+    """A tqdm bar on stderr (``update``, ``close``, a context manager), drawn only when
+    wanted (see the module docstring); a ``NoBar`` otherwise."""
     err = sys.stderr
     wanted = _meta().get(_PROGRESS)
     if wanted is None:
         wanted = _isatty(err)
-    return tqdm(file=err, leave=False, disable=quiet() or not wanted, **kwargs)
+    if quiet() or not wanted:
+        return NoBar()
+    from tqdm import tqdm  # drawn: see the module docstring
+
+    return tqdm(file=err, leave=False, **kwargs)
 
 
 def _isatty(stream: Any) -> bool:

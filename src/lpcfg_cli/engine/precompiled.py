@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.machinery
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -162,6 +161,31 @@ def processor() -> str | None:
     return "\n".join(fields) if fields else None
 
 
+def installed_version(package: str) -> str:
+    """The version of an installed ``package`` without importing it, read off the name of
+    its ``NAME-VERSION.dist-info`` folder beside it, or from ``importlib.metadata`` (whose
+    import costs a short parse a tenth of its start-up) where there is none; LookupError if
+    it is not installed."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise LookupError(package)
+    site = os.path.dirname(list(spec.submodule_search_locations)[0])
+    prefix = f"{package}-"
+    found = [
+        name[len(prefix) : -len(".dist-info")]
+        for name in os.listdir(site)
+        if name.startswith(prefix) and name.endswith(".dist-info")
+    ]
+    if len(found) == 1:
+        return found[0]
+    from importlib import metadata  # no or several dist-info folders: the installer's records
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        raise LookupError(package) from None
+
+
 def digest() -> str | None:
     """What the module is built from, hashed; None where it cannot be used (see the module
     docstring)."""
@@ -170,8 +194,8 @@ def digest() -> str | None:
         return None
     h = hashlib.sha256()
     try:
-        versions = [importlib.metadata.version(p) for p in ("numba", "llvmlite")]
-    except importlib.metadata.PackageNotFoundError:
+        versions = [installed_version(p) for p in ("numba", "llvmlite")]
+    except LookupError:
         return None
     # numpy's too: a module built against one numpy's C interface may not import in another.
     for part in (sys.version, sys.platform, np.__version__, *versions, cpu):
