@@ -148,24 +148,32 @@ def test_every_blas_the_engine_calls_is_held_to_one_thread(latent):
 
 
 def test_the_input_end_is_shared_between_the_workers_by_cost():
-    """At the input's end each idle worker takes a share of about 1 / jobs of the predicted
-    work left, busy workers' blocks counted; tails too small to split go whole."""
+    """At the input's end each idle worker takes the prefix of what is left closest to
+    1 / jobs of the predicted work, busy workers' blocks counted; tails too small to split
+    go whole, and no share or remainder is smaller than MIN_SHARE."""
     costs = [float(n**2) for n in range(1, 41)]
-    taken = balanced_share(costs, 0.0, 2)
-    load = sum(costs[t] for t in taken)
-    assert abs(load - sum(costs) / 2) <= max(costs)
-    assert taken == sorted(taken) and len(set(taken)) == len(taken)
-    # A busy worker with a third of the work: this one takes half of all that is left.
-    third = sum(costs) / 2
-    load = sum(costs[t] for t in balanced_share(costs, third, 2))
-    assert abs(load - (sum(costs) + third) / 2) <= max(costs)
+    total = sum(costs)
+
+    def off(k, share):
+        return abs(sum(costs[:k]) - share)
+
+    k = balanced_share(costs, 0.0, 2)
+    assert off(k, total / 2) <= max(costs) / 2
+    assert all(off(k, total / 2) <= off(j, total / 2) for j in range(len(costs)))
+    third = total / 2  # a busy worker with a third of all the work
+    costs.reverse()  # the longest first: the share (three quarters) leaves enough behind
+    k = balanced_share(costs, third, 2)
+    assert off(k, (total + third) / 2) <= max(costs) / 2 and len(costs) - k >= MIN_SHARE
     # Busy with more than everything left: this worker takes it all.
-    assert balanced_share(costs, 10 * sum(costs), 2) == list(range(40))
+    assert balanced_share(costs, 10 * total, 2) == len(costs)
     # Fewer than 2 * MIN_SHARE sentences: one block.
-    assert balanced_share(costs[: 2 * MIN_SHARE - 1], 0.0, 2) == list(range(2 * MIN_SHARE - 1))
-    # Never a remainder of fewer than MIN_SHARE sentences.
-    heavy_then_light = [100.0] * 13 + [1.0] * (MIN_SHARE - 1)  # a share of 13 would leave 7
-    assert balanced_share(heavy_then_light, 0.0, 2) == list(range(13 + MIN_SHARE - 1))
+    assert balanced_share(costs[: 2 * MIN_SHARE - 1], 0.0, 2) == 2 * MIN_SHARE - 1
+    # A share that would leave fewer than MIN_SHARE behind takes them too ...
+    heavy_last = [1.0] * (MIN_SHARE + 5) + [1000.0]
+    assert balanced_share(heavy_last, 0.0, 2) == len(heavy_last)
+    # ... and a share is never fewer than MIN_SHARE sentences.
+    heavy_first = [1000.0] + [1.0] * (2 * MIN_SHARE)
+    assert balanced_share(heavy_first, 0.0, 2) == MIN_SHARE
 
 
 def test_workers_get_balanced_shares_of_an_input_that_ends_within_the_window(latent, monkeypatch):
@@ -178,6 +186,7 @@ def test_workers_get_balanced_shares_of_an_input_that_ends_within_the_window(lat
     monkeypatch.setattr(Workers, "submit", lambda w, n, b: handed.append(b) or submit(w, n, b))
     two = list(StreamParser(model, jobs=2).parse(sentences))
     assert len(handed) == 2
+    assert handed[0] + handed[1] == sentences  # a prefix each: results stream in order
     loads = sorted(sum(cost(s) for s in block) for block in handed)
     assert loads[1] - loads[0] <= max(cost(s) for s in sentences)
     one = list(StreamParser(model, jobs=1).parse(sentences))

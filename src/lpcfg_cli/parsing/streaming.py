@@ -65,29 +65,28 @@ def cost(sentence: Sequence[str]) -> float:
     return len(sentence) ** COST_POWER + COST_OFFSET
 
 
-def balanced_share(costs: Sequence[float], others: float, jobs: int) -> list[int]:
-    """Which of the sentences left at the input's end (their ``costs``) a worker that has
-    just become idle takes: a ``1 / jobs`` share of all the work still to do (these and
-    ``others``, the predicted rest of the blocks the busy workers hold), longest first and
-    then filling up with shorter ones, so that the workers end together.
+def balanced_share(costs: Sequence[float], others: float, jobs: int) -> int:
+    """How many of the sentences left at the input's end (their ``costs``, in input order)
+    a worker that has just become idle takes, from the front: the prefix closest to a
+    ``1 / jobs`` share of all the work still to do (these and ``others``, the predicted rest
+    of the blocks the busy workers hold), so that the workers end together.
 
-    The last of ``jobs`` idle workers gets what is left; all of it when fewer than
-    ``2 * MIN_SHARE`` sentences are left, and never a share that would leave fewer than
-    ``MIN_SHARE`` behind (a tail in small blocks costs more than it balances:
-    docs/tried.md). Indices ascending."""
+    A prefix, not the best-fitting set: the results of a worker that ends first are then
+    written while the others parse, where a set spread over the input would hold them back
+    until every share is done. The last of ``jobs`` idle workers gets what is left; all of
+    it when fewer than ``2 * MIN_SHARE`` sentences are left, and never a share that would
+    leave fewer than ``MIN_SHARE`` behind (a tail in small blocks costs more than it
+    balances: docs/tried.md)."""
     n = len(costs)
     if n < 2 * MIN_SHARE:
-        return list(range(n))
+        return n
     share = (sum(costs) + others) / jobs
-    taken: list[int] = []
-    load = 0.0
-    for t in sorted(range(n), key=lambda t: -costs[t]):
-        if not taken or load + costs[t] <= share:
-            taken.append(t)
-            load += costs[t]
-    if n - len(taken) < MIN_SHARE:
-        return list(range(n))
-    return sorted(taken)
+    load, k = 0.0, 0
+    while k < n and load + costs[k] / 2 < share:  # stop where the next would overshoot more
+        load += costs[k]
+        k += 1
+    k = max(k, MIN_SHARE)
+    return n if n - k < MIN_SHARE else k
 
 
 class _Flight:
@@ -214,12 +213,11 @@ class StreamParser:
                 ):
                     if exhausted:  # the input's end: this worker's share of what is left
                         others = sum(pace.left(f) for f in flying.values())
-                        taken = balanced_share([cost(s) for _, s in pending], others, self.jobs)
+                        costs = [cost(s) for _, s in pending]
+                        taken = balanced_share(costs, others, self.jobs)
                     else:
-                        taken = list(range(min(len(pending), self.block)))
-                    chosen = set(taken)
-                    block = [pending[t] for t in taken]
-                    pending = [p for t, p in enumerate(pending) if t not in chosen]
+                        taken = min(len(pending), self.block)
+                    block, pending = pending[:taken], pending[taken:]
                     flying[submitted] = _Flight(block, sum(cost(s) for _, s in block))
                     workers.submit(submitted, [s for _, s in block])
                     submitted += 1
