@@ -532,10 +532,8 @@ def _binary_mask(g: Grammar, states: np.ndarray, m: int) -> np.ndarray:
 
 def _pad(flat: np.ndarray, offsets: np.ndarray, width: int, dtype: type = np.float64) -> np.ndarray:
     """Rows of a ragged flat array as a zero-padded ``(n, width)`` matrix of ``dtype``."""
-    n = len(offsets) - 1
     sizes = np.diff(offsets)
-    out = np.zeros((n, width), dtype=dtype)
-    rows = np.repeat(np.arange(n), sizes)
-    cols = np.arange(len(flat)) - np.repeat(offsets[:-1], sizes)
-    out[rows, cols] = flat
+    out = np.zeros((len(sizes), width), dtype=dtype)
+    # A boolean mask assigns in row-major order: row r's first sizes[r] places, in turn.
+    out[np.arange(width) < sizes[:, None]] = flat
     return out
