@@ -298,6 +298,10 @@ def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y,
     return gstart, estart, best, e_pair
 
 
+# The per-entry and per-row kernels below index their 2-D arrays (``z[s, u]``) instead of
+# taking a row first (``zr = z[s]``): numba counts references to every view it makes, an
+# atomic increment and decrement per row per entry, which were a sizeable share of a parse
+# when these loops took rows (docs/design-notes.md, The latent pass).
 @kernel(nogil=True, fastmath=True)
 def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf):
     """``z[slot - lo] += w alpha_x[bi] (x) alpha_y[ci]`` for entries ``e0:e1`` (the group's
@@ -310,18 +314,16 @@ def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, y
             continue
         wbuf[0] = w
         wv = wbuf[0]
-        zr = z[e_slot[e] - lo]
-        ax = alpha[e_x[e]]
-        ay = alpha[e_y[e]]
+        s, x, y = e_slot[e] - lo, e_x[e], e_y[e]
         for j in range(nc):
-            ybuf[j] = ay[ci[j]]
+            ybuf[j] = alpha[y, ci[j]]
         for i in range(nb_):
-            v = wv * ax[bi[i]]
+            v = wv * alpha[x, bi[i]]
             if v == 0.0:
                 continue
             off = i * nc
             for j in range(nc):
-                zr[off + j] += v * ybuf[j]
+                z[s, off + j] += v * ybuf[j]
 
 
 @kernel(nogil=True, fastmath=True)
@@ -336,28 +338,26 @@ def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight, bi
             continue
         wbuf[0] = w
         wv = wbuf[0]
-        wm = wmat[e_slot[e] - lo]
-        x, y = e_x[e], e_y[e]
-        ax, ay, bx, by = alpha[x], alpha[y], beta[x], beta[y]
+        s, x, y = e_slot[e] - lo, e_x[e], e_y[e]
         for j in range(nc):
-            ybuf[j] = ay[ci[j]]
+            ybuf[j] = alpha[y, ci[j]]
         for i in range(nb_):
-            xbuf[i] = ax[bi[i]]
+            xbuf[i] = alpha[x, bi[i]]
         for i in range(nb_):
             off = i * nc
             acc = wv - wv
             for j in range(nc):
-                acc += wm[off + j] * ybuf[j]
-            bx[bi[i]] += wv * acc
+                acc += wmat[s, off + j] * ybuf[j]
+            beta[x, bi[i]] += wv * acc
         for j in range(nc):
             ybuf[j] = 0.0
         for i in range(nb_):
             v = wv * xbuf[i]
             off = i * nc
             for j in range(nc):
-                ybuf[j] += v * wm[off + j]
+                ybuf[j] += v * wmat[s, off + j]
         for j in range(nc):
-            by[ci[j]] += ybuf[j]
+            beta[y, ci[j]] += ybuf[j]
 
 
 @kernel(nogil=True)
@@ -407,23 +407,21 @@ def _rule_inside(alpha, z, items, t, ai, rows):
             n += 1
     i = 0
     while i + 4 <= n:
-        z0, z1, z2, z3 = z[rows[i]], z[rows[i + 1]], z[rows[i + 2]], z[rows[i + 3]]
-        i0, i1 = items[rows[i]], items[rows[i + 1]]
-        i2, i3 = items[rows[i + 2]], items[rows[i + 3]]
+        r0, r1, r2, r3 = rows[i], rows[i + 1], rows[i + 2], rows[i + 3]
+        i0, i1, i2, i3 = items[r0], items[r1], items[r2], items[r3]
         h = 0
         while h + 2 <= na:
-            ta, tb = t[h], t[h + 1]
-            a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = z0[0] - z0[0]
+            a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = z[r0, 0] - z[r0, 0]
             for u in range(kk):
-                x, y = ta[u], tb[u]
-                a0 += z0[u] * x
-                a1 += z1[u] * x
-                a2 += z2[u] * x
-                a3 += z3[u] * x
-                b0 += z0[u] * y
-                b1 += z1[u] * y
-                b2 += z2[u] * y
-                b3 += z3[u] * y
+                x, y = t[h, u], t[h + 1, u]
+                a0 += z[r0, u] * x
+                a1 += z[r1, u] * x
+                a2 += z[r2, u] * x
+                a3 += z[r3, u] * x
+                b0 += z[r0, u] * y
+                b1 += z[r1, u] * y
+                b2 += z[r2, u] * y
+                b3 += z[r3, u] * y
             ha, hb = ai[h], ai[h + 1]
             alpha[i0, ha] += a0
             alpha[i1, ha] += a1
@@ -435,14 +433,13 @@ def _rule_inside(alpha, z, items, t, ai, rows):
             alpha[i3, hb] += b3
             h += 2
         if h < na:
-            ta = t[h]
-            a0 = a1 = a2 = a3 = z0[0] - z0[0]
+            a0 = a1 = a2 = a3 = z[r0, 0] - z[r0, 0]
             for u in range(kk):
-                x = ta[u]
-                a0 += z0[u] * x
-                a1 += z1[u] * x
-                a2 += z2[u] * x
-                a3 += z3[u] * x
+                x = t[h, u]
+                a0 += z[r0, u] * x
+                a1 += z[r1, u] * x
+                a2 += z[r2, u] * x
+                a3 += z[r3, u] * x
             ha = ai[h]
             alpha[i0, ha] += a0
             alpha[i1, ha] += a1
@@ -450,13 +447,12 @@ def _rule_inside(alpha, z, items, t, ai, rows):
             alpha[i3, ha] += a3
         i += 4
     while i < n:
-        zr = z[rows[i]]
-        it = items[rows[i]]
+        r = rows[i]
+        it = items[r]
         for h in range(na):
-            th = t[h]
-            acc = zr[0] - zr[0]
+            acc = z[r, 0] - z[r, 0]
             for u in range(kk):
-                acc += zr[u] * th[u]
+                acc += z[r, u] * t[h, u]
             alpha[it, ai[h]] += acc
         i += 1
     return n
@@ -476,36 +472,30 @@ def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
         it = items[r]
         if it < 0:
             continue
-        b = beta[it]
         nonzero = False
         for h in range(na):
-            bbuf[h] = b[ai[h]]
+            bbuf[h] = beta[it, ai[h]]
             if bbuf[h] != 0.0:
                 nonzero = True
         if not nonzero:
             continue
         done += 1
-        wr = wmat[r]
         h = 0
         while h + 4 <= na:
             v0, v1, v2, v3 = bbuf[h], bbuf[h + 1], bbuf[h + 2], bbuf[h + 3]
-            t0, t1, t2, t3 = t[h], t[h + 1], t[h + 2], t[h + 3]
             for u in range(kk):
-                wr[u] += v0 * t0[u] + v1 * t1[u] + v2 * t2[u] + v3 * t3[u]
+                wmat[r, u] += v0 * t[h, u] + v1 * t[h + 1, u] + v2 * t[h + 2, u] + v3 * t[h + 3, u]
             h += 4
         while h < na:
             v0 = bbuf[h]
-            t0 = t[h]
             for u in range(kk):
-                wr[u] += v0 * t0[u]
+                wmat[r, u] += v0 * t[h, u]
             h += 1
         if want_counts:
-            zr = z[r]
             for h in range(na):
                 bv = bbuf[h]
-                ch = counts[h]
                 for u in range(kk):
-                    ch[u] += bv * zr[u]
+                    counts[h, u] += bv * z[r, u]
     return done
 
 
