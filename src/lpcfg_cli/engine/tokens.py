@@ -71,8 +71,14 @@ class RulesByWord:
         self.ptr = np.searchsorted(lexical[self.order, 1], np.arange(len(grammar.words) + 1))
         self.parent = lexical[:, 0]
         self.n_words = len(grammar.words)
-        # (pre-terminal, word) keys of every rule, sorted: "has the word a rule under a?"
-        self.keys = np.sort(lexical[:, 0] * self.n_words + lexical[:, 1])
+        # "Has word w a rule under pre-terminal a?": bit a * V + w of a packed bit set (a
+        # look-up per entry; a binary search of the sorted keys was 2 % of a parse).
+        self.has_rule = np.packbits(
+            np.bincount(
+                lexical[:, 0] * self.n_words + lexical[:, 1],
+                minlength=grammar.n_symbols * self.n_words,
+            ).astype(bool)
+        )
         self.pooled = pooled and len(grammar.lexicon.signature_ids) > 0
         # The signatures' rules and the pooled rule each adds into (``pool``).
         self.pooled_from = np.zeros(0, dtype=np.int64)
@@ -116,8 +122,8 @@ class RulesByWord:
             return span, rule, weight
         only = np.repeat(only, counts)
         want = self.parent[rule] * self.n_words + np.maximum(only, 0)
-        pos = np.minimum(np.searchsorted(self.keys, want), len(self.keys) - 1)
-        keep = (only < 0) | (self.keys[pos] == want)
+        has = (self.has_rule[want >> 3] >> (7 - (want & 7))) & 1
+        keep = (only < 0) | has.astype(bool)
         return span[keep], rule[keep], weight[keep]
 
 
