@@ -73,12 +73,9 @@ class RulesByWord:
         self.n_words = len(grammar.words)
         # "Has word w a rule under pre-terminal a?": bit a * V + w of a packed bit set (a
         # look-up per entry; a binary search of the sorted keys was 2 % of a parse).
-        self.has_rule = np.packbits(
-            np.bincount(
-                lexical[:, 0] * self.n_words + lexical[:, 1],
-                minlength=grammar.n_symbols * self.n_words,
-            ).astype(bool)
-        )
+        keys = lexical[:, 0] * self.n_words + lexical[:, 1]
+        self.has_rule = np.zeros((grammar.n_symbols * self.n_words + 7) // 8, dtype=np.uint8)
+        np.bitwise_or.at(self.has_rule, keys >> 3, (128 >> (keys & 7)).astype(np.uint8))
         self.pooled = pooled and len(grammar.lexicon.signature_ids) > 0
         # The signatures' rules and the pooled rule each adds into (``pool``).
         self.pooled_from = np.zeros(0, dtype=np.int64)
