@@ -364,7 +364,9 @@ def _stored_pass(mask, size, kept, offsets, dims, inv, rule_group, flush, live, 
     states)."""
     live_a, gb, gc = live
     t_ptr, ra, rb, rc, nc, width = at
-    k, r = 0, 0
+    k, r, a, b = 0, 0, 0, 0
+    row = offsets[0]  # flat place of state (a, b, 0) of rule r
+    mb, mc = dims[0, 1], dims[0, 2]
     for byte in range(len(mask)):
         bits = mask[byte]
         if bits == 0:
@@ -377,7 +379,22 @@ def _stored_pass(mask, size, kept, offsets, dims, inv, rule_group, flush, live, 
             k += 1
             if v == 0.0 or abs(v) < flush:
                 continue
-            r, a, b, c = _entry(t, r, offsets, dims)
+            # The entries come in order: a few rows on, (a, b, c) follow from the last
+            # entry's by counting; further on, or in another rule, by division (whose
+            # latency, on every entry, was most of this pass).
+            if t >= offsets[r + 1] or t - row >= 4 * mc:
+                r, a, b, c = _entry(t, r, offsets, dims)
+                mb, mc = dims[r, 1], dims[r, 2]
+                row = t - c
+            else:
+                c = t - row
+                while c >= mc:
+                    c -= mc
+                    row += mc
+                    b += 1
+                    if b == mb:
+                        b = 0
+                        a += 1
             q = inv[r]
             g = rule_group[q]
             if filling:
