@@ -190,6 +190,37 @@ class ChartIndex(NamedTuple):
     count: np.ndarray
 
 
+@kernel(nogil=True)
+def _no_extents(n, n_sym):
+    """``ChartIndex``'s extents of a chart with no item yet: ``(lo_end, hi_end, lo_start,
+    hi_start)``, every range empty."""
+    lo_end = np.full((n, n_sym), n + 1, dtype=np.int64)
+    hi_end = np.full((n, n_sym), -1, dtype=np.int64)
+    lo_start = np.full((n + 1, n_sym), n + 1, dtype=np.int64)
+    hi_start = np.full((n + 1, n_sym), -1, dtype=np.int64)
+    return lo_end, hi_end, lo_start, hi_start
+
+
+@kernel(nogil=True)
+def _no_symbols(n, n_sym, n_words):
+    """``ChartIndex``'s symbol lists of a chart with no item yet: ``(s_syms, s_cnt, e_syms,
+    e_cnt, e_bits)``."""
+    s_syms = np.empty((n, n_sym), dtype=np.int32)
+    e_syms = np.empty((n + 1, n_sym), dtype=np.int32)
+    s_cnt, e_cnt = np.zeros(n, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
+    return s_syms, s_cnt, e_syms, e_cnt, np.zeros((n + 1, n_words), dtype=np.uint64)
+
+
+@kernel(nogil=True)
+def _span_scratch(n, n_sym):
+    """``inside_chart``'s per-span scratch: the parents' sums (``acc``), the parents given
+    mass (``touched``, ``mark``), their values, the split weights ``w`` and each left
+    child's row times them (``lw``, index ``k - i - 1``)."""
+    acc, vals = np.zeros(n_sym), np.zeros((1, n_sym))
+    touched, mark = np.empty(n_sym, dtype=np.int64), np.zeros(n_sym, dtype=np.bool_)
+    return acc, touched, mark, vals, np.zeros(n), np.zeros((n_sym, n))
+
+
 @kernel(nogil=True, fastmath=FAST, inline="always")
 def inside_chart(
     lex: np.ndarray,
@@ -216,26 +247,14 @@ def inside_chart(
     ins_s, ins_e = charts[0], charts[1]
     sbase, ebase = _bases(n, n_sym)
     sc = np.full((n + 1, n + 1), -np.inf)
-    lo_end = np.full((n, n_sym), n + 1, dtype=np.int64)
-    hi_end = np.full((n, n_sym), -1, dtype=np.int64)
-    lo_start = np.full((n + 1, n_sym), n + 1, dtype=np.int64)
-    hi_start = np.full((n + 1, n_sym), -1, dtype=np.int64)
-    s_syms = np.empty((n, n_sym), dtype=np.int32)
-    s_cnt = np.zeros(n, dtype=np.int64)
-    e_syms = np.empty((n + 1, n_sym), dtype=np.int32)
-    e_cnt = np.zeros(n + 1, dtype=np.int64)
+    lo_end, hi_end, lo_start, hi_start = _no_extents(n, n_sym)
+    s_syms, s_cnt, e_syms, e_cnt, e_bits = _no_symbols(n, n_sym, right_bits.shape[1])
     n_words = right_bits.shape[1]
-    e_bits = np.zeros((n + 1, n_words), dtype=np.uint64)
     items = np.empty(max(16, 4 * n_sym), dtype=np.int32)
     n_items = 0
     first = np.zeros((n + 1, n + 1), dtype=np.int64)
     count = np.zeros((n + 1, n + 1), dtype=np.int64)
-    acc = np.zeros(n_sym)
-    touched = np.empty(n_sym, dtype=np.int64)  # parents given mass in the current span
-    mark = np.zeros(n_sym, dtype=np.bool_)
-    vals = np.zeros((1, n_sym))
-    w = np.zeros(n)
-    lw = np.zeros((n_sym, n))  # left operand times the split weight, index k - i - 1
+    acc, touched, mark, vals, w, lw = _span_scratch(n, n_sym)  # see _span_scratch
     for j in range(1, n + 1):
         for i in range(j - 1, -1, -1):
             n_t = 0
