@@ -81,7 +81,8 @@ def right_child_bits(
     child) as bit sets: ``(bits, rank)``, both ``(N, W)`` with ``W = ceil(N / 64)``; bit
     ``c % 64`` of ``bits[b, c // 64]`` is set if ``(b, c)`` is a pair, and ``rank[b, w]``
     counts the pairs of ``b`` with right child below ``64 w``. Pair ``(b, c)`` is then number
-    ``left_ptr[b] + rank[b, w] + `` the bits of ``bits[b, w]`` below ``c``."""
+    ``left_ptr[b] + rank[b, c // 64]`` plus the set bits of ``bits[b, c // 64]`` below bit
+    ``c % 64``."""
     words = max(1, -(-n_symbols // 64))
     left = np.asarray(pair_left, dtype=np.int64)
     right = np.asarray(pair_right, dtype=np.int64)

@@ -61,7 +61,7 @@ MIN_SHARE = 8
 
 
 def cost(sentence: Sequence[str]) -> float:
-    """The predicted parsing time of ``sentence`` in ``COST_OFFSET`` units."""
+    """The predicted parsing time of ``sentence``, in units of one ``n ** COST_POWER``."""
     return len(sentence) ** COST_POWER + COST_OFFSET
 
 
