@@ -248,8 +248,8 @@ def inside_chart(
     sbase, ebase = _bases(n, n_sym)
     sc = np.full((n + 1, n + 1), -np.inf)
     lo_end, hi_end, lo_start, hi_start = _no_extents(n, n_sym)
-    s_syms, s_cnt, e_syms, e_cnt, e_bits = _no_symbols(n, n_sym, right_bits.shape[1])
     n_words = right_bits.shape[1]
+    s_syms, s_cnt, e_syms, e_cnt, e_bits = _no_symbols(n, n_sym, n_words)
     items = np.empty(max(16, 4 * n_sym), dtype=np.int32)
     n_items = 0
     first = np.zeros((n + 1, n + 1), dtype=np.int64)

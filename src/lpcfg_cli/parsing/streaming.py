@@ -119,7 +119,9 @@ class _Pace:
         return max(0.0, flight.cost - done)
 
 
-def _add(total: ParseStats, stats: ParseStats) -> None:
+def _add(total: ParseStats, stats: ParseStats, sentences: int) -> None:
+    """Add the statistics of a block of ``sentences`` to ``total``."""
+    total.sentences += sentences
     total.fallbacks += stats.fallbacks
     total.backoffs += stats.backoffs
     total.retries += stats.retries
@@ -170,7 +172,9 @@ class StreamParser:
             if not block:  # the input paused: nothing is held
                 continue
             results, stats = self.parser.parse_block(block)
-            self._count(block, stats, progress)
+            _add(self.stats, stats, len(block))
+            if progress:
+                progress(len(block))
             yield from results
 
     def _parallel(self, sentences, progress):
@@ -226,8 +230,7 @@ class StreamParser:
                     for number, results, stats in workers.collect():
                         flight = flying.pop(number)
                         pace.record(flight)
-                        _add(self.stats, stats)
-                        self.stats.sentences += len(results)
+                        _add(self.stats, stats, len(results))
                         for (position, _), result in zip(flight.block, results, strict=True):
                             ready[position] = result
                     paused = paused and bool(pending)  # what was held goes out first
@@ -239,12 +242,6 @@ class StreamParser:
             complete = True
         finally:
             workers.close(kill=not complete)
-
-    def _count(self, block, stats: ParseStats, progress) -> None:
-        _add(self.stats, stats)
-        self.stats.sentences += len(block)
-        if progress:
-            progress(len(block))
 
 
 def parse_sentences(
