@@ -95,9 +95,11 @@ def reference(
     root: np.ndarray,
     prior: np.ndarray | None = None,
     beam: float = 0.0,
+    cut: float = 0.0,
 ):
     """``(Z, mu[i, j, a])`` by inside-outside over a dense tensor, without scaling (over the
-    chart the coarse beam leaves, with a ``beam``)."""
+    chart the coarse beam leaves, with a ``beam``; with a ``cut``, an item whose posterior
+    is below it passes nothing down and is left out, as ``outside_chart`` states it)."""
     n = len(lex)
     t = dense_tensor(rules, prob)
     alpha = dense_inside(lex, t, prior, beam)
@@ -107,14 +109,27 @@ def reference(
     for length in range(n, 1, -1):
         for i in range(n - length + 1):
             j = i + length
-            live = beta[i, j] * (alpha[i, j] != 0)  # a pruned parent passes nothing down
+            kept = (alpha[i, j] != 0) & (alpha[i, j] * beta[i, j] >= cut * z)
+            live = beta[i, j] * kept  # a pruned or cut parent passes nothing down
             for k in range(i + 1, j):
                 beta[i, k] += np.einsum("abc,a,c->b", t, live, alpha[k, j])
                 beta[k, j] += np.einsum("abc,a,b->c", t, live, alpha[i, k])
-    return z, alpha * beta / z if z > 0 else np.zeros_like(alpha)
+    if z <= 0:
+        return z, np.zeros_like(alpha)
+    mu = alpha * beta / z
+    mu[mu < cut] = 0.0
+    return z, mu
 
 
-def run(lexes: list[np.ndarray], rules, prob, root, beam: float = 0.0, n_sym: int = N_SYM):
+def run(
+    lexes: list[np.ndarray],
+    rules,
+    prob,
+    root,
+    beam: float = 0.0,
+    n_sym: int = N_SYM,
+    cut: float = 0.0,
+):
     """The pass over one batch: ``(mu[s][i, j, a] per sentence, log Z)``."""
     layout = SpanLayout([len(x) for x in lexes])
     g = CoarseGrammar.build(n_sym, rules, prob, root)
@@ -122,7 +137,7 @@ def run(lexes: list[np.ndarray], rules, prob, root, beam: float = 0.0, n_sym: in
     order = np.argsort(
         np.concatenate([layout.base[1, s] + np.arange(len(x)) for s, x in enumerate(lexes)])
     )
-    keys, values, log_z = coarse_posteriors(g, layout, lex[order], root, beam)
+    keys, values, log_z = coarse_posteriors(g, layout, lex[order], root, beam, cut)
     span, sym = np.divmod(keys, n_sym)
     out = [np.zeros((len(x) + 1, len(x) + 1, n_sym)) for x in lexes]
     for sp, a, v in zip(span, sym, values, strict=True):
@@ -163,7 +178,8 @@ def test_kernel_leaves_its_charts_zero(seed):
     rng = np.random.default_rng(seed)
     no_parse = random_lexical(9, rng)
     no_parse[4] = 0.0
-    for lex in (random_lexical(12, rng), no_parse):
+    lex_cut = random_lexical(12, rng)  # with a cut: what cut items hold is zeroed too
+    for lex, cut in ((random_lexical(12, rng), 0.0), (no_parse, 0.0), (lex_cut, 0.05)):
         charts = np.zeros((4, chart_size(len(lex), N_SYM)))
         out = sentence_posteriors(
             lex,
@@ -177,6 +193,7 @@ def test_kernel_leaves_its_charts_zero(seed):
             charts,
             g.prior,
             0.0,
+            cut,
         )
         assert len(out[0]) > 0 or out[4] == -np.inf
         assert not charts.any()
@@ -228,8 +245,8 @@ def test_each_phase_matches_the_dense_reference(seed):
     z_ref, mu_ref = reference(lex, rules, prob, root)
     assert z > 0
     assert ix.sc[0, n] + np.log(z) == pytest.approx(np.log(z_ref), rel=1e-12)
-    outside_chart(root, z, *pcfg, charts, ix)
-    start, end, sym, post = item_posteriors(charts, ix)
+    outside_chart(root, z, *pcfg, charts, ix, 0.0)
+    start, end, sym, post = item_posteriors(charts, ix, 0.0)
     mu = np.zeros_like(mu_ref)
     mu[start, end, sym] = post
     np.testing.assert_allclose(mu, mu_ref, rtol=1e-10, atol=0)
@@ -290,6 +307,34 @@ def test_coarse_beam_matches_the_pruned_reference(seed, beam):
     assert pruned >= (2 if beam >= 0.1 else 0)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("beam", [0.0, 0.1])
+@pytest.mark.parametrize("cut", [1e-3, 0.02, 0.2])
+def test_outside_cut_matches_the_top_down_pruned_reference(seed, beam, cut):
+    """With a cut, the posteriors are those of an outside pass in which an item below the
+    cut passes nothing down (the reference applies it span by span, longest first), and the
+    items below it are left out; log Z is unchanged. The larger cuts do cut, and lower some
+    kept item's posterior below its exact value."""
+    rules, prob, root = proper_grammar(seed)
+    prior = symbol_prior(N_SYM, rules, prob, root)
+    rng = np.random.default_rng(400 + seed)
+    lexes = [random_lexical(n, rng) for n in (10, 3, 12, 6)]
+    mus, log_z = run(lexes, rules, prob, root, beam, cut=cut)
+    exact_mus, exact_log_z = run(lexes, rules, prob, root, beam)
+    np.testing.assert_array_equal(log_z, exact_log_z)
+    lowered = 0
+    for lex, mu, exact in zip(lexes, mus, exact_mus, strict=True):
+        z, expected = reference(lex, rules, prob, root, prior, beam, cut)
+        if z == 0:
+            z, expected = reference(lex, rules, prob, root, cut=cut)
+        np.testing.assert_array_equal(mu != 0, expected != 0)
+        np.testing.assert_allclose(mu, expected, rtol=1e-10, atol=0)
+        assert np.all(mu <= exact * (1 + 1e-12))
+        lowered += int(np.any((mu > 0) & (mu < exact * (1 - 1e-9))))
+    if cut >= 0.02:
+        assert lowered >= 1
+
+
 def test_a_sentence_the_beam_leaves_unparsed_is_parsed_without_it():
     """A -> B P needs B over the first two words, where the beam prefers C (the larger prior,
     for A -> C C): with beam 0.6 the three-word sentence has no parse over the pruned chart,
@@ -304,8 +349,8 @@ def test_a_sentence_the_beam_leaves_unparsed_is_parsed_without_it():
     g = CoarseGrammar.build(4, rules, prob, root)
     charts = np.zeros((4, chart_size(3, 4)))
     pcfg = (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob, charts, g.prior)
-    assert sentence_posteriors(lex, root, *pcfg, 0.6)[4] == -np.inf
-    exact = sentence_posteriors(lex, root, *pcfg, 0.0)
+    assert sentence_posteriors(lex, root, *pcfg, 0.6, 0.0)[4] == -np.inf
+    exact = sentence_posteriors(lex, root, *pcfg, 0.0, 0.0)
     assert exact[4] == pytest.approx(np.log(0.5))
     mus, log_z = run([lex], rules, prob, root, beam=0.6, n_sym=4)
     assert log_z[0] == exact[4]

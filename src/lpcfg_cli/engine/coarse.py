@@ -365,6 +365,7 @@ def outside_chart(
     prob: np.ndarray,
     charts: np.ndarray,
     ix: ChartIndex,
+    cut: float,
 ) -> None:
     """The outside phase, after ``inside_chart`` (``ix``) and ``root_inside`` (``z > 0``):
     the outside values divided by the sentence's scaled probability, of the left children in
@@ -373,6 +374,15 @@ def outside_chart(
 
     Spans in the reverse order of the inside phase; per pair, ``x = sum prob * beta(parent)``,
     then two ``axpy`` updates, each over the splits where both children have mass.
+
+    The cut: an item whose posterior (its inside times its outside, complete once the longer
+    spans are done) is below ``cut`` passes nothing down, as if it had no outside mass, and a
+    span with no such item is skipped. Its children's posteriors then count only what comes
+    through the items kept, so they are at most the exact ones; ``cut`` 0 keeps them exact.
+    The latent pass keeps the items above a threshold ``cut`` is a fraction of
+    (``ParserOptions.coarse_cut``): an item of the latent pass whose parents all fall below
+    ``cut`` would have no outside mass there either. It is top-down pruning in the manner of
+    the Berkeley parser's, applied while the outside values are formed rather than after.
     """
     n, n_sym, sc, items = ix.n, ix.n_sym, ix.sc, ix.items
     ins_s, ins_e, out_s, out_e = charts[0], charts[1], charts[2], charts[3]
@@ -393,8 +403,15 @@ def outside_chart(
             if sc[i, j] == -np.inf:
                 continue
             span_items = items[first[i, j] : first[i, j] + count[i, j]]
+            live = False
             for a in span_items:
-                beta[a] = out_s[sbase[i] + a * (n - i) + j - i - 1] + out_e[ebase[j] + a * j + i]
+                p = sbase[i] + a * (n - i) + j - i - 1
+                v = out_s[p] + out_e[ebase[j] + a * j + i]
+                if v != 0.0 and ins_s[p] * v >= cut:
+                    beta[a] = v
+                    live = True
+            if not live:  # no parent here passes anything down
+                continue
             for k in range(i + 1, j):
                 w[k - i - 1] = split_weight(sc[i, k] + sc[k, j], sc[i, j])
             span += 1
@@ -437,10 +454,11 @@ def outside_chart(
 
 @kernel(nogil=True, fastmath=FAST, inline="always")
 def item_posteriors(
-    charts: np.ndarray, ix: ChartIndex
+    charts: np.ndarray, ix: ChartIndex, cut: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The posteriors phase, after ``outside_chart``: ``(start, end, symbol, posterior)``
-    of the items with a nonzero posterior (inside times outside), by start, then end."""
+    of the items with a nonzero posterior (inside times outside) of at least ``cut`` (the
+    outside phase's), by start, then end."""
     n, sbase, ebase, items = ix.n, ix.sbase, ix.ebase, ix.items
     ins_s, out_s, out_e = charts[0], charts[2], charts[3]
     starts = np.empty(len(items), dtype=np.int64)
@@ -454,7 +472,7 @@ def item_posteriors(
                 a = items[t]
                 p = sbase[i] + a * (n - i) + j - i - 1
                 v = ins_s[p] * (out_s[p] + out_e[ebase[j] + a * j + i])
-                if v != 0.0:
+                if v != 0.0 and v >= cut:
                     starts[m], ends[m], syms[m], post[m] = i, j, a, v
                     m += 1
     return starts[:m], ends[:m], syms[:m], post[:m]
@@ -495,13 +513,15 @@ def sentence_posteriors(
     charts: np.ndarray,
     prior: np.ndarray,
     beam: float,
+    cut: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Posteriors of one sentence's items; ``lex`` is ``(n, N)``; ``charts``: ``(4, >=
     chart_size(n, N))`` zeros, the packed inside and outside charts, left zero on return.
 
     Returns ``(start, end, symbol, posterior)`` of the items with a nonzero posterior, and
     log Z (``-inf`` and no items without a parse). ``prior``, ``beam``: the coarse beam
-    (``inside_chart``; ``beam`` 0: none). The phases, in order: ``inside_chart``,
+    (``inside_chart``; ``beam`` 0: none); ``cut``: the outside phase's (``outside_chart``; 0:
+    none, exact posteriors). The phases, in order: ``inside_chart``,
     ``root_inside``, ``outside_chart``, ``item_posteriors``, ``clear_charts``.
 
     The charts are packed (row ``(i, b)`` holds the ``n - i`` ends after ``i``): four of
@@ -516,8 +536,10 @@ def sentence_posteriors(
         clear_charts(charts, ix)
         none = np.zeros(0, dtype=np.int64)
         return none, none, none, np.zeros(0), -np.inf
-    outside_chart(root, z, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, ix)
-    starts, ends, syms, post = item_posteriors(charts, ix)
+    outside_chart(
+        root, z, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, ix, cut
+    )
+    starts, ends, syms, post = item_posteriors(charts, ix, cut)
     clear_charts(charts, ix)
     return starts, ends, syms, post, ix.sc[0, ix.n] + np.log(z)
 
@@ -533,13 +555,15 @@ def coarse_posteriors(
     lexical_scores: np.ndarray,
     root: np.ndarray,
     beam: float = 0.0,
+    cut: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Items with a positive posterior in every sentence of ``layout``.
 
     ``lexical_scores``: ``(spans of length 1, N)`` pre-terminal scores in layout order.
     ``beam``: the coarse beam (``inside_chart``; 0: none, exact posteriors); a sentence it
-    leaves without a parse is parsed again without it. Returns ``(keys = span * N + symbol
-    (sorted), posteriors, log Z per sentence)``.
+    leaves without a parse is parsed again without it. ``cut``: the outside phase's
+    (``outside_chart``; 0: none); the posteriors below it are left out. Returns ``(keys =
+    span * N + symbol (sorted), posteriors, log Z per sentence)``.
     """
     n_sym = g.n_symbols
     keys, values = [], []
@@ -558,9 +582,9 @@ def coarse_posteriors(
             continue
         rows = layout.base[1, s] + np.arange(n) - first
         lex = np.ascontiguousarray(lexical_scores[rows], dtype=np.float64)
-        start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, beam)
+        start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, beam, cut)
         if log_z[s] == -np.inf and beam > 0.0:  # the beam left no parse: again without it
-            start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, 0.0)
+            start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, 0.0, cut)
         keys.append((layout.base[end - start, s] + start) * n_sym + sym)
         values.append(mu)
     if not keys:

@@ -38,6 +38,7 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "float64[:, ::1]",
             "float64[::1]",
             "float64",
+            "float64",
         ),
     ],
     "lpcfg_cli.engine.kernels.inside_chunk": [

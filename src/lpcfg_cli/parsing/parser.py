@@ -241,11 +241,16 @@ class Parser:
         return token_rules(self.grammar, self.rules_by_word, layout, sentences)
 
     def coarse_pass(
-        self, layout: SpanLayout, sentences: Sequence[Sequence[str]], beam: float | None = None
+        self,
+        layout: SpanLayout,
+        sentences: Sequence[Sequence[str]],
+        beam: float | None = None,
+        cut: float = 0.0,
     ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]:
         """The batch's lexical triples (``_lexical``) and the coarse pass's items, posteriors
         and log Z per sentence (``coarse_posteriors``; ``beam``: the coarse beam, default
-        ``--coarse-beam`` before a latent pass)."""
+        ``--coarse-beam`` before a latent pass; ``cut``: the outside phase's cut, default
+        none)."""
         g = self.grammar
         lex = self._lexical(layout, sentences)
         lex_span, lex_rule, lex_weight = lex
@@ -263,17 +268,21 @@ class Parser:
         if beam is None:
             beam = self.options.coarse_beam if self.latent else 0.0
         keys, mu, log_z = coarse_posteriors(
-            self.coarse, layout, lex_scores, self.treebank_pcfg.root, beam
+            self.coarse, layout, lex_scores, self.treebank_pcfg.root, beam, cut
         )
         self.stats.coarse_seconds += time.perf_counter() - t0
         return lex, keys, mu, log_z
 
     def _parse_batch(
-        self, sentences: Sequence[Sequence[str]], beam: float | None = None
+        self, sentences: Sequence[Sequence[str]], beam: float | None = None, exact: bool = False
     ) -> list[ParseResult]:
         g = self.grammar
         layout = SpanLayout([len(s) for s in sentences])
-        lex, keys, mu, log_z = self.coarse_pass(layout, sentences, beam)
+        # The coarse outside phase's cut (``ParserOptions.coarse_cut``) leaves the posteriors
+        # below it out, so only the first threshold can be tried on them; a sentence left
+        # without a parse is parsed again with exact posteriors (``exact``).
+        cut = 0.0 if exact or not self.latent else self.options.coarse_cut * self.prune
+        lex, keys, mu, log_z = self.coarse_pass(layout, sentences, beam, cut)
         lex_span, lex_rule, lex_weight = lex
         results: list[ParseResult | None] = [None] * len(sentences)
         for s in np.flatnonzero(~np.isfinite(log_z)):
@@ -287,7 +296,7 @@ class Parser:
             return [r for r in results if r is not None]
 
         pending = np.flatnonzero(ok)
-        thresholds = self.thresholds()
+        thresholds = self.thresholds() if cut == 0.0 else self.thresholds()[:1]
         item_sent = layout.span_sent[keys // n]
         for attempt, thr in enumerate(thresholds):
             if len(pending) == 0:
@@ -347,6 +356,12 @@ class Parser:
                 else:
                     still.append(s)
             pending = np.asarray(still, dtype=np.int64)
+        if len(pending) and cut > 0.0:  # the other thresholds, on exact posteriors
+            self.stats.retries += len(pending)
+            again = self._parse_batch([sentences[s] for s in pending], beam=beam, exact=True)
+            for s, result in zip(pending, again, strict=True):
+                results[s] = result
+            pending = pending[:0]
         if len(pending) and beam is None and self.options.coarse_beam > 0:
             # The coarse beam's chart may hold no latent parse where the whole chart does.
             self.stats.retries += len(pending)
