@@ -16,6 +16,7 @@ from lpcfg_cli.treebank.ptb import parse_tree
 from lpcfg_cli.treebank.tree import leaves
 from tests.support import (
     brute_force,
+    labelled_trees,
     latent_tree_prob,
     lexical_triples,
     rule_tree,
@@ -282,3 +283,51 @@ def test_outside_counts_are_the_derivative_of_the_weighted_log_likelihood(seed):
         scale[r, h, hh] = 1 - eps
         down = loglik(scale)
         assert counts[r, h, hh] == pytest.approx((up - down) / (2 * eps), rel=1e-6, abs=1e-9)
+
+
+def _cut_marginals(model, words: list[str], cut: float) -> dict[tuple[int, int, int], float]:
+    """Item posteriors under the outside cut, by enumeration: span lengths longest first, an
+    item's posterior sums the trees that hold it and keep every item above it (a longer
+    span), and an item of two or more words below ``cut`` is not kept (posterior 0)."""
+    trees = [
+        (latent_tree_prob(model, tree), items)
+        for tree, items in labelled_trees(model, 0, len(words), words)
+        if model.root_vector(items[-1][0]).sum() > 0
+    ]
+    z = sum(p for p, _ in trees)
+    kept: dict[tuple[int, int, int], bool] = {}
+    out = {}
+    every = sorted({item for _, items in trees for item in items}, key=lambda x: x[1] - x[2])
+    for item in every:
+        _, i, j = item
+        mu = sum(
+            p
+            for p, items in trees
+            if item in items
+            and all(kept[x] for x in items if x[1] <= i and j <= x[2] and x[2] - x[1] > j - i)
+        )
+        mu /= z
+        kept[item] = j - i == 1 or abs(mu) >= cut
+        out[item] = mu if kept[item] else 0.0
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_outside_cut_matches_enumeration_over_the_trees_of_kept_items(seed):
+    """``outside_pass(cut=c)``: an item's posterior counts the trees in which every item
+    above it was kept, and an item of two or more words below ``c`` gets 0 (enumeration,
+    span lengths top-down); some items are cut and some posteriors lowered."""
+    model, sentences = _phase_model(seed)
+    lg, layout, keys, lex = _full_chart(model, sentences)
+    exact = outside_pass(lg, inside_pass(lg, layout, keys, lex)).marginals()
+    long = layout.span_len[keys // model.grammar.n_symbols] > 1
+    cut = float(np.quantile(exact[long & (exact > 0)], 0.4))
+    got = outside_pass(lg, inside_pass(lg, layout, keys, lex), cut=cut).marginals()
+    n = model.grammar.n_symbols
+    want = np.zeros_like(got)
+    for s, words in enumerate(sentences):
+        for (a, i, j), v in _cut_marginals(model, words, cut).items():
+            want[(layout.base[j - i, s] + i) * n + a] = v
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-13)
+    assert np.any((exact > 0) & (got == 0))
+    assert np.any((got > 0) & (got < exact * (1 - 1e-6)))

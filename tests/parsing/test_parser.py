@@ -141,15 +141,21 @@ def test_a_sentence_whose_beamed_chart_has_no_latent_parse_is_parsed_without_the
     assert beamed.stats.retries >= sum(len(s) > 1 for s in sentences) > 0
 
 
-def test_the_coarse_cut_applies_before_a_latent_pass_only_and_retries_exactly(monkeypatch):
-    """``--coarse-cut`` reaches the coarse pass as a fraction of ``--prune``, before a latent
-    pass only, and keeps fewer items than none; should the cut posteriors hold no latent parse
-    (here: a stand-in pass that keeps only the words' items whenever it cuts), the sentence
-    is parsed again on exact posteriors, to the trees of a parser without the cut."""
+def test_the_outside_cut_applies_before_a_latent_pass_only_and_retries_exactly(monkeypatch):
+    """``--outside-cut`` reaches the coarse pass and the latent outside pass as a fraction of
+    ``--prune``, before a latent pass only, and keeps fewer coarse items than none; should
+    the cut posteriors hold no latent parse (here: a stand-in pass that keeps only the words'
+    items whenever it cuts), the sentence is parsed again on exact posteriors, to the trees
+    of a parser without the cut."""
     import lpcfg_cli.parsing.parser as parser_module
 
     real = parser_module.coarse_posteriors
-    cuts = []
+    real_outside = parser_module.outside_pass
+    cuts, latent_cuts = [], []
+
+    def recorded_outside(g, chart, *, weights=None, cut=0.0):
+        latent_cuts.append(cut)
+        return real_outside(g, chart, weights=weights, cut=cut)
 
     def words_only_when_cut(g, layout, lexical_scores, root, beam=0.0, cut=0.0):
         cuts.append(cut)
@@ -161,14 +167,16 @@ def test_the_coarse_cut_applies_before_a_latent_pass_only_and_retries_exactly(mo
 
     model, sentences = model_and_sentences()
     layout = SpanLayout([len(s) for s in sentences])
-    options = ParserOptions(prune=1e-2, coarse_cut=0.5)
+    options = ParserOptions(prune=1e-2, outside_cut=0.5)
     kept = len(Parser(model, options).coarse_pass(layout, sentences, cut=5e-3)[1])
     assert kept < len(Parser(model, options).coarse_pass(layout, sentences)[1])
     monkeypatch.setattr(parser_module, "coarse_posteriors", words_only_when_cut)
+    monkeypatch.setattr(parser_module, "outside_pass", recorded_outside)
     cut = Parser(model, options)
     got = cut.parse(sentences)
     assert cuts[0] == 5e-3 and 0.0 in cuts
-    want = Parser(model, ParserOptions(prune=1e-2, coarse_cut=0.0)).parse(sentences)
+    assert latent_cuts[0] == 5e-3 and 0.0 in latent_cuts
+    want = Parser(model, ParserOptions(prune=1e-2, outside_cut=0.0)).parse(sentences)
     assert all(r.fallback is None for r in got)
     assert [r.tree for r in got] == [r.tree for r in want]
     assert [r.threshold for r in got] == [r.threshold for r in want]

@@ -380,7 +380,7 @@ def outside_chart(
     span with no such item is skipped. Its children's posteriors then count only what comes
     through the items kept, so they are at most the exact ones; ``cut`` 0 keeps them exact.
     The latent pass keeps the items above a threshold ``cut`` is a fraction of
-    (``ParserOptions.coarse_cut``): an item of the latent pass whose parents all fall below
+    (``ParserOptions.outside_cut``): an item of the latent pass whose parents all fall below
     ``cut`` would have no outside mass there either. It is top-down pruning in the manner of
     the Berkeley parser's, applied while the outside values are formed rather than after.
     """

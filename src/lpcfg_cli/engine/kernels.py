@@ -327,18 +327,22 @@ def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, y
 
 
 @kernel(nogil=True, fastmath=True)
-def _outside_entries(beta, alpha, wmat, lo, e0, e1, e_slot, e_x, e_y, weight, bi, ci, xbuf, ybuf):
+def _outside_entries(
+    beta, alpha, wmat, live, lo, e0, e1, e_slot, e_x, e_y, weight, bi, ci, xbuf, ybuf
+):
     """``beta_x[bi] += w W alpha_y[ci]`` and ``beta_y[ci] += w W^T alpha_x[bi]``, ``W =
-    wmat[slot - lo]`` (``(bi, ci)`` blocks)."""
+    wmat[slot - lo]`` (``(bi, ci)`` blocks), for the entries whose row is ``live`` (a row
+    whose parents have no outside mass has ``W = 0``: its entries would add nothing)."""
     nb_, nc = len(bi), len(ci)
     wbuf = np.empty(1, dtype=alpha.dtype)
     for e in range(e0, e1):
         w = weight[e]
-        if w == 0.0:
+        s = e_slot[e] - lo
+        if w == 0.0 or not live[s]:
             continue
         wbuf[0] = w
         wv = wbuf[0]
-        s, x, y = e_slot[e] - lo, e_x[e], e_y[e]
+        x, y = e_x[e], e_y[e]
         for j in range(nc):
             ybuf[j] = alpha[y, ci[j]]
         for i in range(nb_):
@@ -459,9 +463,10 @@ def _rule_inside(alpha, z, items, t, ai, rows):
 
 
 @kernel(nogil=True, fastmath=True, inline="always")
-def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
+def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf, live):
     """``W_r += beta[items[r], ai] t`` (and with ``want_counts`` ``C += beta[items[r], ai]
-    (x) z_r``) for the rows whose parent item has outside mass; returns how many rows. Four
+    (x) z_r``) for the rows whose parent item has outside mass, each marked in ``live``;
+    returns how many rows. Four
     tensor rows at a time: one load and store of ``W_r`` per four multiply-adds.
 
     Inlined into ``_rule_outside`` and ``_rule_outside_counts``, each of which passes
@@ -480,6 +485,7 @@ def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
         if not nonzero:
             continue
         done += 1
+        live[r] = True
         h = 0
         while h + 4 <= na:
             v0, v1, v2, v3 = bbuf[h], bbuf[h + 1], bbuf[h + 2], bbuf[h + 3]
@@ -500,17 +506,17 @@ def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf):
 
 
 @kernel(nogil=True, fastmath=True)
-def _rule_outside(wmat, beta, items, t, ai, bbuf):
+def _rule_outside(wmat, beta, items, t, ai, bbuf, live):
     """``W_r += beta[items[r], ai] t`` for the rows whose parent item has outside mass
     (``_rule_outside_rows``); returns how many rows."""
-    return _rule_outside_rows(wmat, beta, t, t, False, items, t, ai, bbuf)
+    return _rule_outside_rows(wmat, beta, t, t, False, items, t, ai, bbuf, live)
 
 
 @kernel(nogil=True, fastmath=True)
-def _rule_outside_counts(wmat, beta, z, counts, items, t, ai, bbuf):
+def _rule_outside_counts(wmat, beta, z, counts, items, t, ai, bbuf, live):
     """``_rule_outside`` and the rule's expected counts ``C += beta[items[r], ai] (x) z_r``
     (``C``: ``counts``, laid out as ``t``); returns how many rows."""
-    return _rule_outside_rows(wmat, beta, z, counts, True, items, t, ai, bbuf)
+    return _rule_outside_rows(wmat, beta, z, counts, True, items, t, ai, bbuf, live)
 
 
 @kernel(nogil=True)
@@ -634,6 +640,7 @@ def _outside_chunk(
     xbuf = np.empty(m, dtype=alpha.dtype)
     ybuf = np.empty(m, dtype=alpha.dtype)
     bbuf = np.empty(m, dtype=alpha.dtype)
+    lbuf = np.empty(rows, dtype=np.bool_)
     flops = 0
     for g in range(n_groups):
         lo, hi = gstart[g], gstart[g + 1]
@@ -649,6 +656,8 @@ def _outside_chunk(
         k = q1 - q0
         pit = pbuf[: n * k].reshape((n, k))
         _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+        live = lbuf[:n]
+        live[:] = False
         z = zbuf[: n * kk].reshape((n, kk)) if want_counts else zbuf[:0].reshape((0, kk))
         if want_counts:
             z[:] = 0.0
@@ -667,9 +676,9 @@ def _outside_chunk(
             ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
             if want_counts:
                 c = counts[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
-                rows_done = _rule_outside_counts(wmat, beta, z, c, pit[:, j], t, ai, bbuf)
+                rows_done = _rule_outside_counts(wmat, beta, z, c, pit[:, j], t, ai, bbuf, live)
             else:
-                rows_done = _rule_outside(wmat, beta, pit[:, j], t, ai, bbuf)
+                rows_done = _rule_outside(wmat, beta, pit[:, j], t, ai, bbuf, live)
             done += rows_done
             flops += 2 * na * kk * rows_done * (2 if want_counts else 1)
         if done == 0:
@@ -678,6 +687,7 @@ def _outside_chunk(
             beta,
             alpha,
             wmat,
+            live,
             lo,
             estart[g],
             estart[g + 1],

@@ -304,11 +304,13 @@ def _outside_walk(
     chart: Chart,
     weights: np.ndarray | None,
     chunk_kernel: Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], int],
+    cut: float = 0.0,
 ) -> Chart:
     """Outside vectors of every item: the chunks top-down, each by ``chunk_kernel(shared,
     plan)`` (``kernels.outside_chunk`` or ``outside_counts_chunk`` of the arrays every
     outside-side kernel reads and the chunk's plan without ``best``; returns flops), with
-    the single-precision flush of each length's rows once they are complete."""
+    the single-precision flush of each length's rows once they are complete, and the cut
+    (``outside_pass``)."""
     plans = _plans(chart)
     layout, span_first = plans.layout, chart.span_first
     beta = _outside_start(chart, weights)
@@ -319,9 +321,14 @@ def _outside_walk(
     shared = (span_first, item_sym, chart.sc, *_rule_arrays(g), chart.alpha, beta)
     flops = 0
     for length, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks):
-        if g.flush and length < flushed:
+        if length < flushed:
             blk = layout.block(length)
-            flush_rows(beta, span_first[blk.start], span_first[blk.stop], g.flush * top)
+            lo, hi = span_first[blk.start], span_first[blk.stop]
+            if g.flush:
+                flush_rows(beta, lo, hi, g.flush * top)
+            if cut > 0:  # complete now: the longer spans are done
+                mu = np.einsum("ih,ih->i", chart.alpha[lo:hi], beta[lo:hi], dtype=np.float64)
+                beta[lo + np.flatnonzero(np.abs(mu) < cut)] = 0.0
             flushed = length
         flops += chunk_kernel(shared, (slot_p, gstart, estart, *entries))
     chart.beta = beta
@@ -329,15 +336,26 @@ def _outside_walk(
     return chart
 
 
-def outside_pass(g: LatentGrammar, chart: Chart, *, weights: np.ndarray | None = None) -> Chart:
+def outside_pass(
+    g: LatentGrammar, chart: Chart, *, weights: np.ndarray | None = None, cut: float = 0.0
+) -> Chart:
     """The outside vectors of an ``inside_pass`` chart (filled in as ``chart.beta``; item
     posteriors ``Chart.marginals``); returns the chart.
 
     ``weights`` (one per sentence) start sentence ``s``'s outside pass from ``weights[s]``
     times the usual root vector, so that its outside vectors and posteriors count it that
     many times (a sentence seen ``weights[s]`` times; EM from strings, ``engine.string_charts``).
+
+    ``cut``: once the longer spans are done, an item whose posterior is below ``cut`` in
+    absolute value gets outside vector 0, so that it passes nothing down (its row of each
+    children pair is skipped, ``kernels._outside_chunk``) and its posterior is 0; the items
+    below it then count only what comes through the items kept. The parser's decoders need
+    only the items of some mass (``ParserOptions.outside_cut``, as in the coarse pass's
+    outside phase, ``engine.coarse.outside_chart``); 0 (EM, scores): exact.
     """
-    return _outside_walk(g, chart, weights, lambda shared, plan: k.outside_chunk(*shared, *plan))
+    return _outside_walk(
+        g, chart, weights, lambda shared, plan: k.outside_chunk(*shared, *plan), cut
+    )
 
 
 def outside_counts(g: LatentGrammar, chart: Chart, *, weights: np.ndarray | None = None) -> Chart:

@@ -278,10 +278,10 @@ class Parser:
     ) -> list[ParseResult]:
         g = self.grammar
         layout = SpanLayout([len(s) for s in sentences])
-        # The coarse outside phase's cut (``ParserOptions.coarse_cut``) leaves the posteriors
+        # The outside passes' cut (``ParserOptions.outside_cut``) leaves the coarse posteriors
         # below it out, so only the first threshold can be tried on them; a sentence left
         # without a parse is parsed again with exact posteriors (``exact``).
-        cut = 0.0 if exact or not self.latent else self.options.coarse_cut * self.prune
+        cut = 0.0 if exact or not self.latent else self.options.outside_cut * self.prune
         lex, keys, mu, log_z = self.coarse_pass(layout, sentences, beam, cut)
         lex_span, lex_rule, lex_weight = lex
         results: list[ParseResult | None] = [None] * len(sentences)
@@ -317,7 +317,11 @@ class Parser:
             marginals = []
             for lg in self.latent:
                 lex = lexical_items(lg, layout, allowed, (lex_span, lex_rule, lex_weight))
-                chart = outside_pass(lg, inside_pass(lg, layout, allowed, lex, cache=cache))
+                # The first member's marginals also narrow the others' items at
+                # ``product_prune``: below it they stay exact.
+                member_cut = min(cut, self.product_prune) if narrow and not charts else cut
+                chart = inside_pass(lg, layout, allowed, lex, cache=cache)
+                chart = outside_pass(lg, chart, cut=member_cut)
                 if mrp:
                     anchored_rules(lg, chart)
                 chart.plans = None  # done with: free them before the next model's pass

@@ -45,11 +45,11 @@ PRUNE = 3e-4
 COARSE_BEAM = 3e-4
 
 
-# The coarse outside phase's cut, as a fraction of the posterior threshold
-# (``engine.coarse.outside_chart``), chosen on dev with the five models of the coarse beam: the
-# largest value tried (0.1, 0.3, 1) whose strict dev F1 stays within 0.05 of no cut for all
-# five (docs/parsing.md, The coarse outside cut).
-COARSE_CUT = 0.1
+# The outside passes' cut, as a fraction of the posterior threshold (``engine.coarse.
+# outside_chart``, ``engine.latent.outside_pass``), chosen on dev with the five models of the
+# coarse beam: the largest value tried (0.1, 0.3, 1) whose strict dev F1 stays within 0.05 of
+# no cut for all five (docs/parsing.md, The outside cut).
+OUTSIDE_CUT = 0.1
 
 
 # A product's first member prunes the items of the others' latent passes at this posterior,
@@ -75,11 +75,11 @@ class ParserOptions:
         min=0.0,
         max=1.0,
     )
-    coarse_cut: float = hyper(
-        COARSE_CUT,
-        "Before a latent pass, the coarse pass's outside phase passes nothing down from an "
-        "item whose posterior is below this times --prune; a sentence left without a parse "
-        "is parsed again without it (0 = exact posteriors).",
+    outside_cut: float = hyper(
+        OUTSIDE_CUT,
+        "In the outside passes (coarse and latent) before decoding a latent model, an item "
+        "whose posterior is below this times --prune passes nothing down; a sentence left "
+        "without a parse is parsed again without it (0 = exact posteriors).",
         min=0.0,
         max=1.0,
     )
