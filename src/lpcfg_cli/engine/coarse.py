@@ -353,6 +353,17 @@ def root_inside(charts: np.ndarray, root: np.ndarray, ix: ChartIndex) -> float:
     return z
 
 
+@kernel(nogil=True)
+def _parents_of_left(n_sym, n_words, left_ptr, pair_ptr, parent):
+    """``(N, W)`` bit sets: bit ``a`` of row ``b`` is set if a rule ``a -> b c`` exists."""
+    bits = np.zeros((n_sym, n_words), dtype=np.uint64)
+    for b in range(n_sym):
+        for r in range(pair_ptr[left_ptr[b]], pair_ptr[left_ptr[b + 1]]):
+            a = parent[r]
+            bits[b, a // 64] |= _U1 << np.uint64(a % 64)
+    return bits
+
+
 @kernel(nogil=True, fastmath=FAST, inline="always")
 def outside_chart(
     root: np.ndarray,
@@ -373,7 +384,10 @@ def outside_chart(
     item's outside is the sum of its two entries.
 
     Spans in the reverse order of the inside phase; per pair, ``x = sum prob * beta(parent)``,
-    then two ``axpy`` updates, each over the splits where both children have mass.
+    then two ``axpy`` updates, each over the splits where both children have mass. A left
+    child none of whose rules has a parent with outside mass in the span is passed over at
+    once (``_parents_of_left`` against the span's bit set of such parents), its pairs
+    unvisited: with the cut below, most spans have few such parents.
 
     The cut: an item whose posterior (its inside times its outside, complete once the longer
     spans are done) is below ``cut`` passes nothing down, as if it had no outside mass, and a
@@ -397,20 +411,23 @@ def outside_chart(
     lw = np.zeros((n_sym, n))  # left operand times the split weight, index k - i - 1
     rw = np.zeros((n_sym, n))  # right operand times the split weight, index k - i - 1
     rw_span = np.full(n_sym, -1, dtype=np.int64)  # the span rw[c] was last weighed for
+    parents_of = _parents_of_left(n_sym, n_words, left_ptr, pair_ptr, parent)
+    live = np.zeros(n_words, dtype=np.uint64)  # the span's symbols with outside mass
     span = 0
     for j in range(n, 1, -1):
         for i in range(j - 1):
             if sc[i, j] == -np.inf:
                 continue
             span_items = items[first[i, j] : first[i, j] + count[i, j]]
-            live = False
+            any_live = False
             for a in span_items:
                 p = sbase[i] + a * (n - i) + j - i - 1
                 v = out_s[p] + out_e[ebase[j] + a * j + i]
                 if v != 0.0 and ins_s[p] * v >= cut:
                     beta[a] = v
-                    live = True
-            if not live:  # no parent here passes anything down
+                    live[a // 64] |= _U1 << np.uint64(a % 64)
+                    any_live = True
+            if not any_live:  # no parent here passes anything down
                 continue
             for k in range(i + 1, j):
                 w[k - i - 1] = split_weight(sc[i, k] + sc[k, j], sc[i, j])
@@ -419,6 +436,13 @@ def outside_chart(
                 b = s_syms[i, t]
                 blo, bhi = max(lo_end[i, b], i + 1), min(hi_end[i, b], j - 1)
                 if blo > bhi:
+                    continue
+                feeds = False  # b is the left child of a rule whose parent has mass here
+                for wd in range(n_words):
+                    if parents_of[b, wd] & live[wd] != _U0:
+                        feeds = True
+                        break
+                if not feeds:
                     continue
                 row = sbase[i] + b * (n - i) - i - 1
                 weighed = False
@@ -450,6 +474,7 @@ def outside_chart(
                         _axpy(x, lw[b, lo - i - 1 : hi - i], out_e[e + lo : e + hi + 1])
             for a in span_items:
                 beta[a] = 0.0
+            live[:] = _U0
 
 
 @kernel(nogil=True, fastmath=FAST, inline="always")
