@@ -89,12 +89,14 @@ def _shape(word: str, first: bool) -> list[str]:
             parts.append("LC")
     elif letters:
         parts.append("NOCASE")
-    scripts = {_script(ch) for ch in letters} - {"LATIN"}
+    # ASCII letters are Latin and ASCII's one dash punctuation is "-": the Unicode database
+    # is asked only about the other characters (most of a word's cost).
+    scripts = {_script(ch) for ch in letters if not ch.isascii()} - {"LATIN"}
     if scripts:
         parts.append(scripts.pop() if len(scripts) == 1 else "MIXS")
     if numerals:
         parts.append("DIG" if letters else "NUM")
-    if any(unicodedata.category(ch) == "Pd" for ch in word):
+    if any(ch == "-" if ch.isascii() else unicodedata.category(ch) == "Pd" for ch in word):
         parts.append("DASH")
     if not letters and not numerals:
         cats = {unicodedata.category(ch) for ch in word}
