@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -359,3 +362,36 @@ def test_em_beats_the_pcfg_on_held_out_trees_of_a_latent_grammar(latent_bank, tm
         assert res.exit_code == 0, res.output
         f1[method] = json.loads(res.stdout)["all"]["strict_fmeasure"]
     assert f1["em"] > f1["pcfg"] + 2, f1  # 98.90 against 95.05 (about 40 more brackets right)
+
+
+def _blas_threads(command: str | None, env: dict[str, str]) -> list[str]:
+    """OPENBLAS_NUM_THREADS and numpy's BLAS threads in a fresh interpreter, after the CLI
+    loaded ``command`` (None: numpy imported alone)."""
+    load = (
+        f"import click\nfrom lpcfg_cli.cli.group import main\n"
+        f"main.get_command(click.Context(main), {command!r})\n"
+        if command
+        else "import numpy\n"
+    )
+    code = (
+        f"import os\n{load}from threadpoolctl import threadpool_info\n"
+        "blas = [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), max(blas))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("given", [None, "2"])
+def test_parse_loads_numpy_with_one_blas_thread_unless_the_user_set_one(given):
+    """``lpcfg parse`` sets OPENBLAS_NUM_THREADS=1 before numpy is imported, so that no BLAS
+    pool spins beside the kernels; a value in the user's environment is kept. ``train``
+    keeps the BLAS threads numpy has by default."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    default = _blas_threads(None, env)
+    assert _blas_threads("train", env) == default
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    assert _blas_threads("parse", env) == [given or "1", given or "1"]

@@ -32,6 +32,14 @@ from lpcfg_cli.errors import LpcfgError, ParameterError, Terminated
 # (docs/design-notes.md, Start-up).
 
 
+# Subcommands whose arithmetic is the compiled kernels', not BLAS: OpenBLAS starts its pool
+# of threads when numpy loads, and they spin for a while on the other cores before they
+# sleep, beside the parse and the workers forked after the set-up (docs/design-notes.md,
+# Start-up). With OPENBLAS_NUM_THREADS=1 before numpy is imported the pool is never made;
+# a value the user set is kept.
+ONE_BLAS_THREAD = frozenset({"parse"})
+
+
 class _StdoutClosed(Exception):
     """A write to stdout failed with EPIPE; carried past click, which would exit 1."""
 
@@ -45,6 +53,8 @@ class LpcfgGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in SUBCOMMANDS:
+            if cmd_name in ONE_BLAS_THREAD and "numpy" not in sys.modules:
+                os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
             module = importlib.import_module(f"lpcfg_cli.cli.{SUBCOMMANDS[cmd_name]}")
             command = module.command
             if not any(p.name == "quiet" for p in command.params):
