@@ -395,8 +395,9 @@ def outside_chart(
     through the items kept, so they are at most the exact ones; ``cut`` 0 keeps them exact.
     The latent pass keeps the items above a threshold ``cut`` is a fraction of
     (``ParserOptions.outside_cut``): an item of the latent pass whose parents all fall below
-    ``cut`` would have no outside mass there either. It is top-down pruning in the manner of
-    the Berkeley parser's, applied while the outside values are formed rather than after.
+    ``cut`` would have no outside mass there either. It prunes by posterior, as the Berkeley
+    parser does after its passes, but while the outside values are formed, so that the cut
+    items' descendants lose what came through them.
     """
     n, n_sym, sc, items = ix.n, ix.n_sym, ix.sc, ix.items
     ins_s, ins_e, out_s, out_e = charts[0], charts[1], charts[2], charts[3]

@@ -466,8 +466,8 @@ def _rule_inside(alpha, z, items, t, ai, rows):
 def _rule_outside_rows(wmat, beta, z, counts, want_counts, items, t, ai, bbuf, live):
     """``W_r += beta[items[r], ai] t`` (and with ``want_counts`` ``C += beta[items[r], ai]
     (x) z_r``) for the rows whose parent item has outside mass, each marked in ``live``;
-    returns how many rows. Four
-    tensor rows at a time: one load and store of ``W_r`` per four multiply-adds.
+    returns how many rows. Four tensor rows at a time: one load and store of ``W_r`` per four
+    multiply-adds.
 
     Inlined into ``_rule_outside`` and ``_rule_outside_counts``, each of which passes
     ``want_counts`` as a constant, so that each compiles only its own loops."""

@@ -369,7 +369,7 @@ class Parser:
         if len(pending) and beam is None and self.options.coarse_beam > 0:
             # The coarse beam's chart may hold no latent parse where the whole chart does.
             self.stats.retries += len(pending)
-            again = self._parse_batch([sentences[s] for s in pending], beam=0.0)
+            again = self._parse_batch([sentences[s] for s in pending], beam=0.0, exact=exact)
             for s, result in zip(pending, again, strict=True):
                 results[s] = result
             pending = pending[:0]
