@@ -220,7 +220,9 @@ def plan_chunk(
 
     Returns (span of each slot, first slot of each pair, first entry of each pair, best pair
     scale per parent span, entry slots, entry left items, entry right items, entry pair
-    scales). Working pair by pair keeps each pair's split sums in cache.
+    scales, first parent item of each pair, parent items). Working pair by pair keeps each
+    pair's split sums in cache. The parent items (``parent_items``) depend on the items
+    only: found here once, every pass over the chunk reads them.
     """
     row_p, row_g, best, ent_row, ent_x, ent_y, ent_pair = enumerate_rows(
         p0,
@@ -265,21 +267,44 @@ def plan_chunk(
         e_x[t] = ent_x[e]
         e_y[t] = ent_y[e]
         e_pair[t] = ent_pair[e]
-    return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair
+    poff, pit = parent_items(gstart, group_ptr, slot_p, span_first, item_sym, rule_parent)
+    return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair, poff, pit
 
 
 @kernel(nogil=True)
-def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y, item_span, sc):
+def parent_items(gstart, group_ptr, slot_p, span_first, item_sym, rule_parent):
+    """``(poff, pit)``: pair ``g``'s rows ``gstart[g]:gstart[g + 1]`` have their parent items
+    at ``pit[poff[g]:poff[g + 1]]``, as ``(rows, rules of g)`` (``_parent_items``)."""
+    n_groups = len(group_ptr) - 1
+    poff = np.zeros(n_groups + 1, dtype=np.int64)
+    for g in range(n_groups):
+        rows = gstart[g + 1] - gstart[g]
+        poff[g + 1] = poff[g] + rows * (group_ptr[g + 1] - group_ptr[g])
+    pit = np.empty(poff[n_groups], dtype=np.int64)
+    for g in range(n_groups):
+        lo, hi = gstart[g], gstart[g + 1]
+        if lo < hi:
+            q0, q1 = group_ptr[g], group_ptr[g + 1]
+            block = pit[poff[g] : poff[g + 1]].reshape((hi - lo, q1 - q0))
+            _parent_items(block, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+    return poff, pit
+
+
+@kernel(nogil=True)
+def refresh_plan(p0, p1, group_ptr, groups, gend, eend, slot_p, e_slot, e_x, e_y, item_span, sc):
     """A cached chunk plan's dense parts and its numbers under the current scales: (first
     slot of each pair, first entry of each pair, best pair scale per parent span, entry pair
-    scales), from the pairs with rows (``groups``, ascending) and their slot and entry ends.
+    scales, first parent item of each pair), from the pairs with rows (``groups``,
+    ascending) and their slot and entry ends.
 
     The same sums and maxima as ``enumerate_rows`` (``sc[left] + sc[right]``, max per parent
     over its entries, -inf for none), so a pass from a cached plan is bit-identical to one
     planned afresh without pruning.
     """
+    n_groups = len(group_ptr) - 1
     gstart = np.zeros(n_groups + 1, dtype=np.int64)
     estart = np.zeros(n_groups + 1, dtype=np.int64)
+    poff = np.zeros(n_groups + 1, dtype=np.int64)
     j, slot, entry = 0, 0, 0
     for g in range(n_groups):
         if j < len(groups) and groups[j] == g:
@@ -287,6 +312,7 @@ def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y,
             j += 1
         gstart[g + 1] = slot
         estart[g + 1] = entry
+        poff[g + 1] = poff[g] + (gstart[g + 1] - gstart[g]) * (group_ptr[g + 1] - group_ptr[g])
     best = np.full(p1 - p0, -np.inf)
     e_pair = np.empty(len(e_slot))
     for e in range(len(e_slot)):
@@ -295,7 +321,7 @@ def refresh_plan(p0, p1, n_groups, groups, gend, eend, slot_p, e_slot, e_x, e_y,
         q = slot_p[e_slot[e]] - p0
         if pair > best[q]:
             best[q] = pair
-    return gstart, estart, best, e_pair
+    return gstart, estart, best, e_pair, poff
 
 
 # The per-entry and per-row kernels below index their 2-D arrays (``z[s, u]``) instead of
@@ -546,14 +572,15 @@ def inside_chunk(
     e_x,
     e_y,
     e_pair,
+    poff,
+    pit_all,
 ):
     """Inside vectors and scales of the items of parent spans ``p0:p1``; returns flops."""
     m = alpha.shape[1]
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, best, p0)
-    rows, rules, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
+    rows, _, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
     zbuf = np.empty(rows * width, dtype=alpha.dtype)
-    pbuf = np.empty(rows * rules, dtype=np.int64)
     rbuf = np.empty(rows, dtype=np.int64)
     ybuf = np.empty(m, dtype=alpha.dtype)
     flops = 0
@@ -575,8 +602,7 @@ def inside_chunk(
             z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf
         )
         flops += 2 * (estart[g + 1] - estart[g]) * kk
-        pit = pbuf[: n * k].reshape((n, k))
-        _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+        pit = pit_all[poff[g] : poff[g + 1]].reshape((n, k))
         for j in range(k):
             q = q0 + j
             na = a_ptr[q + 1] - a_ptr[q]
@@ -625,6 +651,8 @@ def _outside_chunk(
     e_x,
     e_y,
     e_pair,
+    poff,
+    pit_all,
 ):
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete); with ``want_counts`` adds ``beta_a (x) z`` per rule and row to ``counts``
@@ -633,10 +661,9 @@ def _outside_chunk(
     m = alpha.shape[1]
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
-    rows, rules, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
+    rows, _, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
     wbuf = np.empty(rows * width, dtype=alpha.dtype)
     zbuf = np.empty(rows * width if want_counts else 0, dtype=alpha.dtype)
-    pbuf = np.empty(rows * rules, dtype=np.int64)
     xbuf = np.empty(m, dtype=alpha.dtype)
     ybuf = np.empty(m, dtype=alpha.dtype)
     bbuf = np.empty(m, dtype=alpha.dtype)
@@ -654,8 +681,7 @@ def _outside_chunk(
         n = hi - lo
         q0, q1 = group_ptr[g], group_ptr[g + 1]
         k = q1 - q0
-        pit = pbuf[: n * k].reshape((n, k))
-        _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+        pit = pit_all[poff[g] : poff[g + 1]].reshape((n, k))
         live = lbuf[:n]
         live[:] = False
         z = zbuf[: n * kk].reshape((n, kk)) if want_counts else zbuf[:0].reshape((0, kk))
@@ -728,6 +754,8 @@ def outside_chunk(
     e_x,
     e_y,
     e_pair,
+    poff,
+    pit,
 ):
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete). Returns flops."""
@@ -756,6 +784,8 @@ def outside_chunk(
         e_x,
         e_y,
         e_pair,
+        poff,
+        pit,
     )
 
 
@@ -784,6 +814,8 @@ def outside_counts_chunk(
     e_x,
     e_y,
     e_pair,
+    poff,
+    pit,
 ):
     """``outside_chunk`` and EM's expected counts: adds ``beta_a (x) z`` per rule and row
     to ``counts`` (laid out as ``packed``). Returns flops."""
@@ -812,6 +844,8 @@ def outside_counts_chunk(
         e_x,
         e_y,
         e_pair,
+        poff,
+        pit,
     )
 
 
@@ -848,6 +882,8 @@ def rule_posteriors_chunk(
     e_x,
     e_y,
     e_pair,
+    poff,
+    pit_all,
 ):
     """Posterior of every anchored rule of a chunk (after the outside pass):
     ``w beta_a T_q (alpha_x (x) alpha_y)`` per rule ``q = a -> b c`` whose parent item ``a``
@@ -856,8 +892,7 @@ def rule_posteriors_chunk(
     left items, right items and posteriors (float64) of the non-zero ones."""
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
-    rows, rules, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
-    pbuf = np.empty(rows * rules, dtype=np.int64)
+    width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)[2]
     v = np.empty(max(width, 1), dtype=np.float64)
     out_it = np.empty(256, dtype=np.int64)
     out_x = np.empty(256, dtype=np.int64)
@@ -876,8 +911,7 @@ def rule_posteriors_chunk(
             continue
         q0, q1 = group_ptr[g], group_ptr[g + 1]
         k = q1 - q0
-        pit = pbuf[: (hi - lo) * k].reshape((hi - lo, k))
-        _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent)
+        pit = pit_all[poff[g] : poff[g + 1]].reshape((hi - lo, k))
         for j in range(k):
             q = q0 + j
             na = a_ptr[q + 1] - a_ptr[q]

@@ -78,11 +78,11 @@ class PlanCache:
     def store(self, p0: int, plan: tuple[np.ndarray, ...]) -> None:
         """Keep the structure of chunk ``p0``'s unpruned plan if the budget allows: the
         pairs with rows and their slot and entry ends (not the dense per-pair starts, which
-        would take 16 bytes per pair of the grammar and chunk), the slots' spans and the
-        entries."""
-        slot_p, gstart, estart, _, e_slot, e_x, e_y, _ = plan
+        would take 16 bytes per pair of the grammar and chunk), the slots' spans, the
+        entries and the rows' parent items."""
+        slot_p, gstart, estart, _, e_slot, e_x, e_y, _, _, pit = plan
         groups = np.flatnonzero(gstart[1:] != gstart[:-1])
-        kept = (groups, gstart[groups + 1], estart[groups + 1], slot_p, e_slot, e_x, e_y)
+        kept = (groups, gstart[groups + 1], estart[groups + 1], slot_p, e_slot, e_x, e_y, pit)
         size = sum(a.nbytes for a in kept)
         if self.budget.nbytes + size > self.budget.max_bytes:
             self.uncached.add(p0)
@@ -142,11 +142,11 @@ class _Planner:
         cache = self.cache
         kept = None if cache is None else cache.chunks.get(p0)
         if kept is not None:
-            groups, gend, eend, slot_p, e_slot, e_x, e_y = kept
-            gstart, estart, best, e_pair = k.refresh_plan(
+            groups, gend, eend, slot_p, e_slot, e_x, e_y, pit = kept
+            gstart, estart, best, e_pair, poff = k.refresh_plan(
                 p0,
                 p1,
-                self.n_groups,
+                self.g.group_ptr,
                 groups,
                 gend,
                 eend,
@@ -157,7 +157,7 @@ class _Planner:
                 self.item_span,
                 self.sc,
             )
-            return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair
+            return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair, poff, pit
         keep = cache is not None and p0 not in cache.uncached
         g, layout = self.g, self.layout
         plan = k.plan_chunk(

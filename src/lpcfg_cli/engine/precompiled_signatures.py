@@ -68,6 +68,8 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "int64[::1]",
             "int64[::1]",
             "float64[::1]",
+            "int64[::1]",
+            "int64[::1]",
         ),
     ],
     "lpcfg_cli.engine.kernels.normalise_spans": [
@@ -104,6 +106,8 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "int64[::1]",
             "int64[::1]",
             "float64[::1]",
+            "int64[::1]",
+            "int64[::1]",
         ),
     ],
     "lpcfg_cli.engine.kernels.plan_chunk": [
@@ -131,7 +135,7 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
         (
             "int64",
             "int64",
-            "int64",
+            "int64[::1]",
             "int64[::1]",
             "int64[::1]",
             "int64[::1]",
@@ -167,6 +171,8 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "int64[::1]",
             "int64[::1]",
             "float64[::1]",
+            "int64[::1]",
+            "int64[::1]",
         ),
     ],
     "lpcfg_cli.engine.scaling.flush_rows": [

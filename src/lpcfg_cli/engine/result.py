@@ -14,9 +14,9 @@ class ChunkPlans:
     """What the outside phases need of an inside pass (``latent.inside_pass``): its span layout,
     the plan of every chunk, and the root items' values (kept on the chart as ``plans``).
 
-    The plans are those the inside pass used (``kernels.plan_chunk``: rows and split entries
-    grouped by children pair): the outside walk and the rule posteriors reuse them instead
-    of planning again.
+    The plans are those the inside pass used (``kernels.plan_chunk``: rows, split entries and
+    the rows' parent items, grouped by children pair): the outside walk and the rule
+    posteriors reuse them instead of planning again.
     """
 
     layout: SpanLayout
