@@ -51,3 +51,26 @@ def test_pooled_back_off_scores_every_token_as_every_signature(ptb_split):
         strict=True,
     ):
         np.testing.assert_array_equal(a, b)
+
+
+def test_expand_gives_every_rule_of_each_word_within_its_restriction(ptb_split):
+    """``RulesByWord.expand`` against the rules listed one by one: every rule of the entry's
+    word, and with a restriction only those whose pre-terminal has a rule for that word."""
+    data = prepare_trees(ptb_split["train"][:300], BinarizeOptions())
+    g = data.grammar
+    rules = RulesByWord(g, pooled=True)
+    rng = np.random.default_rng(0)
+    n = 400
+    span = rng.integers(0, 50, n)
+    word = rng.integers(0, len(g.words) + 1, n)  # the pooled back-off too
+    weight = rng.random(n)
+    only = np.where(rng.random(n) < 0.5, rng.integers(0, len(g.words), n), -1)
+    has = {(int(a), int(w)) for a, w in g.lexical}
+    want = []
+    for t in range(n):
+        for rule in rules.order[rules.ptr[word[t]] : rules.ptr[word[t] + 1]]:
+            if only[t] < 0 or (int(rules.parent[rule]), int(only[t])) in has:
+                want.append((span[t], rule, weight[t]))
+    got = list(zip(*(a.tolist() for a in rules.expand(span, word, weight, only)), strict=True))
+    assert got == [(int(s), int(r), float(w)) for s, r, w in want]
+    assert len(got) < len(rules.expand(span, word, weight)[1])

@@ -193,3 +193,116 @@ def test_dev_f1_decodes_as_the_learner_fitting_the_model_will(monkeypatch):
     assert seen[-1] == "max-marginal"
     dev.f1(replace(model, meta={"method": "em"}))  # a finished model says what it wants
     assert seen[-1] == "max-bracket"
+
+
+def _best_per_span_by_sorting(n_spans, item_span, item_sym, value, tie, is_root, root_ok):
+    """The reference: sort by span, then key (value, 1e6 less for a non-root symbol at a
+    whole-sentence span) and tie, both descending with NaN last; the first of each span."""
+    score, label = np.full(n_spans, -np.inf), np.full(n_spans, -1)
+    key = value + np.where(is_root[item_span] & ~root_ok[item_sym], -1e6, 0.0)
+    order = np.lexsort((-tie, -key, item_span))
+    first = order[np.r_[True, item_span[order][1:] != item_span[order][:-1]]]
+    score[item_span[first]], label[item_span[first]] = value[first], item_sym[first]
+    return score, label
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_best_per_span_ranks_by_value_then_tie_then_order(seed):
+    """Each span's best item, with ties in value (and in both value and tie), NaN values,
+    infinite values and the whole-sentence penalty, as sorting finds it."""
+    from lpcfg_cli.parsing.decoders import _best_per_span
+
+    rng = np.random.default_rng(seed)
+    layout = SpanLayout([4, 1, 6, 3])
+    n = 300
+    item_span = rng.integers(0, layout.n_spans, n)
+    item_sym = rng.integers(0, 7, n)
+    value = rng.integers(0, 4, n).astype(float)  # many ties
+    value[rng.random(n) < 0.1] = np.nan
+    value[rng.random(n) < 0.05] = -np.inf
+    tie = rng.integers(0, 3, n).astype(float)
+    tie[rng.random(n) < 0.1] = np.nan
+    root_ok = rng.random(7) < 0.5
+    is_root = np.zeros(layout.n_spans, dtype=bool)
+    is_root[layout.root_spans()] = True
+    got = _best_per_span(layout, item_span, item_sym, value, tie, root_ok)
+    want = _best_per_span_by_sorting(
+        layout.n_spans, item_span, item_sym, value, tie, is_root, root_ok
+    )
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])
+    assert (got[1] >= 0).sum() > 10
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bracket_gains_pool_each_spans_items_by_bracket(seed):
+    """Max-bracket gains against pooling by sorting (``np.unique``, ``np.bincount``), with
+    the items in any order, symbols of no bracket and of several."""
+    from lpcfg_cli.parsing.decoders import _best_per_span
+
+    rng = np.random.default_rng(seed)
+    symbols = ["S", "S+VP", "NP", "@NP", "NN", "NP+NNP", "VP", "@S"]
+    is_preterminal = np.array([False, False, False, False, True, True, False, False])
+    brackets = Brackets.of(symbols, is_preterminal)
+    layout = SpanLayout([5, 3])
+    n = 200
+    item_span = rng.integers(0, layout.n_spans, n)
+    item_sym = rng.integers(0, len(symbols), n)
+    score = rng.normal(size=n)
+    root_ok = np.array([not s.startswith("@") for s in symbols])
+    got = bracket_labels(layout, item_span, item_sym, score, root_ok, brackets, 0.4)
+    mass = np.abs(score)
+    per_item = np.diff(brackets.ptr)[item_sym]
+    owner = np.repeat(np.arange(n), per_item)
+    offset = np.arange(len(owner)) - np.repeat(np.cumsum(per_item) - per_item, per_item)
+    label = brackets.ids[brackets.ptr[item_sym][owner] + offset]
+    _, where = np.unique(item_span[owner] * brackets.n_labels + label, return_inverse=True)
+    pooled = np.bincount(where, weights=mass[owner])
+    gain = np.bincount(owner, weights=pooled[where] - 0.4, minlength=n)
+    want = _best_per_span(layout, item_span, item_sym, gain, mass, root_ok)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert len(set(got[1][got[1] >= 0].tolist())) > 3
+
+
+def test_goodman_splits_match_a_cky_over_every_split():
+    """The best split of every span, first of equal totals, against a CKY by span length
+    over a batch of sentences, spans without a label included."""
+    from lpcfg_cli.parsing.decoders import _best_splits
+
+    rng = np.random.default_rng(3)
+    layout = SpanLayout([7, 1, 0, 5, 9])
+    span_score = rng.integers(0, 3, layout.n_spans).astype(float)  # ties between splits
+    span_label = np.where(rng.random(layout.n_spans) < 0.8, 1, -1)
+    best = np.where(span_label >= 0, span_score, -np.inf)
+    split = np.zeros(layout.n_spans, dtype=np.int64)
+    for length in range(2, layout.max_length + 1):
+        parents, left, right = layout.splits(length)
+        total = best[left] + best[right]
+        k = np.argmax(total, axis=1)
+        best[parents] = np.where(
+            span_label[parents] >= 0,
+            total[np.arange(len(parents)), k] + span_score[parents],
+            -np.inf,
+        )
+        split[parents] = k + 1
+    got_best, got_split = _best_splits(
+        layout.base, layout.len_start, layout.span_sent, layout.span_start, span_score, span_label
+    )
+    np.testing.assert_array_equal(got_best, best)
+    np.testing.assert_array_equal(got_split[layout.len_start[2] :], split[layout.len_start[2] :])
+    assert np.isfinite(best[layout.root_spans()[layout.lengths > 0]]).any()
+    empty = SpanLayout([])
+    assert (
+        len(
+            _best_splits(
+                empty.base,
+                empty.len_start,
+                empty.span_sent,
+                empty.span_start,
+                np.zeros(0),
+                np.zeros(0, dtype=np.int64),
+            )[0]
+        )
+        == 0
+    )

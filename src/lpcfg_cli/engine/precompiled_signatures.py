@@ -183,6 +183,19 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "float64",
         ),
     ],
+    "lpcfg_cli.engine.tokens._expand": [
+        (
+            "int64[::1]",
+            "int64[::1]",
+            "float64[::1]",
+            "int64[::1]",
+            "int64[::1]",
+            "int64[::1]",
+            "int64[::1]",
+            "int64",
+            "uint8[::1]",
+        ),
+    ],
     "lpcfg_cli.parsing.decoders._best_rules": [
         (
             "int64",
@@ -192,6 +205,38 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "float64[::1]",
             "boolean[::1]",
             "float64[::1]",
+        ),
+    ],
+    "lpcfg_cli.parsing.decoders._best_splits": [
+        (
+            "int64[:, ::1]",
+            "int64[::1]",
+            "int64[::1]",
+            "int64[::1]",
+            "float64[::1]",
+            "int64[::1]",
+        ),
+    ],
+    "lpcfg_cli.parsing.decoders._bracket_gains": [
+        (
+            "int64[::1]",
+            "int64[::1]",
+            "float64[::1]",
+            "int64[::1]",
+            "int64[::1]",
+            "int64",
+            "float64",
+        ),
+    ],
+    "lpcfg_cli.parsing.decoders._span_best": [
+        (
+            "int64",
+            "int64[::1]",
+            "int64[::1]",
+            "float64[::1]",
+            "float64[::1]",
+            "boolean[::1]",
+            "boolean[::1]",
         ),
     ],
 }

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from lpcfg_cli.engine.dispatch import kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.model.lpcfg import ragged_ranges
 
 Triples = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -69,7 +69,7 @@ class RulesByWord:
         self.n_rules = len(lexical)
         self.order = np.argsort(lexical[:, 1], kind="stable")
         self.ptr = np.searchsorted(lexical[self.order, 1], np.arange(len(grammar.words) + 1))
-        self.parent = lexical[:, 0]
+        self.parent = np.ascontiguousarray(lexical[:, 0], dtype=np.int64)
         self.n_words = len(grammar.words)
         # "Has word w a rule under pre-terminal a?": bit a * V + w of a packed bit set (a
         # look-up per entry; a binary search of the sorted keys was 2 % of a parse).
@@ -111,17 +111,44 @@ class RulesByWord:
         """(span, word, weight[, restriction]) -> (span, lexical rule, weight) for every rule
         of the word (with a restriction ``r``: only those whose pre-terminal has a rule for
         word ``r``)."""
-        lo, hi = self.ptr[word], self.ptr[word + 1]
-        counts = hi - lo
-        rule = self.order[ragged_ranges(lo, counts)]
-        span, weight = np.repeat(span, counts), np.repeat(weight, counts)
-        if only is None or not (only >= 0).any():
-            return span, rule, weight
-        only = np.repeat(only, counts)
-        want = self.parent[rule] * self.n_words + np.maximum(only, 0)
-        has = (self.has_rule[want >> 3] >> (7 - (want & 7))) & 1
-        keep = (only < 0) | has.astype(bool)
-        return span[keep], rule[keep], weight[keep]
+        if only is None:
+            only = np.full(len(word), -1, dtype=np.int64)
+        return _expand(
+            np.ascontiguousarray(span, dtype=np.int64),
+            np.ascontiguousarray(word, dtype=np.int64),
+            np.ascontiguousarray(weight, dtype=np.float64),
+            np.ascontiguousarray(only, dtype=np.int64),
+            self.ptr,
+            self.order,
+            self.parent,
+            self.n_words,
+            self.has_rule,
+        )
+
+
+@kernel(nogil=True)
+def _expand(span, word, weight, only, ptr, order, parent, n_words, has_rule):
+    """``RulesByWord.expand`` in one pass: entry ``t`` gives ``(span[t], rule, weight[t])``
+    for every rule of ``word[t]`` (``order[ptr[w]:ptr[w + 1]]``) whose pre-terminal has a
+    rule for word ``only[t]`` (bit ``parent * n_words + only`` of ``has_rule``), or for
+    every rule where ``only[t] < 0``."""
+    total = 0
+    for t in range(len(word)):
+        total += ptr[word[t] + 1] - ptr[word[t]]
+    out_span = np.empty(total, dtype=np.int64)
+    out_rule = np.empty(total, dtype=np.int64)
+    out_weight = np.empty(total)
+    n = 0
+    for t in range(len(word)):
+        for u in range(ptr[word[t]], ptr[word[t] + 1]):
+            rule = order[u]
+            if only[t] >= 0:
+                want = parent[rule] * n_words + only[t]
+                if (has_rule[want >> 3] >> (7 - (want & 7))) & 1 == 0:
+                    continue
+            out_span[n], out_rule[n], out_weight[n] = span[t], rule, weight[t]
+            n += 1
+    return out_span[:n], out_rule[:n], out_weight[:n]
 
 
 def token_rules(

@@ -75,22 +75,56 @@ def _best_per_span(
     tie: np.ndarray,
     root_ok: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every span's item of largest ``value`` (then of largest ``tie``): its value and
-    symbol (-inf and -1 where a span has no item). At a whole-sentence span, symbols that
-    may not be roots rank below every symbol that may."""
-    span_score = np.full(layout.n_spans, -np.inf)
-    span_label = np.full(layout.n_spans, -1, dtype=np.int64)
-    if len(item_span) == 0:
-        return span_score, span_label
+    """Every span's item of largest ``value`` (then of largest ``tie``, then the first): its
+    value and symbol (-inf and -1 where a span has no item). At a whole-sentence span,
+    symbols that may not be roots rank below every symbol that may."""
     roots = layout.root_spans()
-    is_root = np.zeros(layout.n_spans, dtype=bool)
+    is_root = np.zeros(layout.n_spans, dtype=np.bool_)
     is_root[roots[roots >= 0]] = True
-    key = value + np.where(is_root[item_span] & ~root_ok[item_sym], -1e6, 0.0)
-    order = np.lexsort((-tie, -key, item_span))
-    first = order[np.r_[True, item_span[order][1:] != item_span[order][:-1]]]
-    span_score[item_span[first]] = value[first]
-    span_label[item_span[first]] = item_sym[first]
-    return span_score, span_label
+    return _span_best(
+        layout.n_spans,
+        np.ascontiguousarray(item_span, dtype=np.int64),
+        np.ascontiguousarray(item_sym, dtype=np.int64),
+        np.ascontiguousarray(value, dtype=np.float64),
+        np.ascontiguousarray(tie, dtype=np.float64),
+        is_root,
+        np.ascontiguousarray(root_ok, dtype=np.bool_),
+    )
+
+
+@kernel(nogil=True)
+def _above(x: float, y: float) -> int:
+    """1 if ``x`` ranks above ``y`` (larger; a NaN below every number), -1 if below, 0 if
+    they rank equal."""
+    if np.isnan(x) or np.isnan(y):
+        return int(np.isnan(y)) - int(np.isnan(x))
+    return 1 if x > y else (-1 if x < y else 0)
+
+
+@kernel(nogil=True)
+def _span_best(n_spans, item_span, item_sym, value, tie, is_root, root_ok):
+    """``_best_per_span`` in one pass over the items: a span's best so far is replaced by
+    an item that ranks above it by key (``value``, 1e6 less for a symbol that may not be a
+    root at a whole-sentence span), then by ``tie``; on a full tie the earlier item stays."""
+    score = np.full(n_spans, -np.inf)
+    label = np.full(n_spans, -1, dtype=np.int64)
+    best = np.full(n_spans, -1, dtype=np.int64)
+    key = np.empty(len(item_span))
+    for t in range(len(item_span)):
+        sp = item_span[t]
+        key[t] = value[t] - 1e6 if is_root[sp] and not root_ok[item_sym[t]] else value[t]
+        b = best[sp]
+        if b < 0:
+            best[sp] = t
+            continue
+        order = _above(key[t], key[b])
+        if order > 0 or (order == 0 and _above(tie[t], tie[b]) > 0):
+            best[sp] = t
+    for sp in range(n_spans):
+        if best[sp] >= 0:
+            score[sp] = value[best[sp]]
+            label[sp] = item_sym[best[sp]]
+    return score, label
 
 
 @dataclass(frozen=True)
@@ -131,17 +165,47 @@ def bracket_labels(
     ``X`` its symbol gives, where ``P`` pools the absolute marginals of every item of the
     span giving ``X``. Ties (equal bracket sets) go to the larger marginal. The result feeds
     ``goodman_trees``."""
-    if len(item_span) == 0:
-        return _best_per_span(layout, item_span, item_sym, score, score, root_ok)
     mass = np.abs(score)
-    per_item = np.diff(brackets.ptr)[item_sym]
-    owner = np.repeat(np.arange(len(item_sym)), per_item)  # one row per (item, bracket)
-    offset = np.arange(len(owner)) - np.repeat(np.cumsum(per_item) - per_item, per_item)
-    label = brackets.ids[brackets.ptr[item_sym][owner] + offset]
-    _, where = np.unique(item_span[owner] * brackets.n_labels + label, return_inverse=True)
-    pooled = np.bincount(where, weights=mass[owner])  # P(X over the span)
-    gain = np.bincount(owner, weights=pooled[where] - threshold, minlength=len(item_sym))
+    if len(item_span) > 1 and (np.diff(item_span) < 0).any():  # the items by span
+        order = np.argsort(item_span, kind="stable")
+        item_span, item_sym, mass = item_span[order], item_sym[order], mass[order]
+    gain = _bracket_gains(
+        np.ascontiguousarray(item_span, dtype=np.int64),
+        np.ascontiguousarray(item_sym, dtype=np.int64),
+        mass,
+        brackets.ptr,
+        brackets.ids,
+        brackets.n_labels,
+        float(threshold),
+    )
     return _best_per_span(layout, item_span, item_sym, gain, mass, root_ok)
+
+
+@kernel(nogil=True)
+def _bracket_gains(item_span, item_sym, mass, ptr, ids, n_labels, threshold):
+    """Each item's max-bracket gain (``bracket_labels``), the items sorted by span: per
+    span, ``P(X)`` pools the masses of the span's items giving bracket ``X`` (in item
+    order), then an item's gain sums ``P(X) - threshold`` over its brackets."""
+    pooled = np.zeros(n_labels)
+    gain = np.zeros(len(item_span))
+    lo = 0
+    while lo < len(item_span):
+        hi = lo
+        while hi < len(item_span) and item_span[hi] == item_span[lo]:
+            hi += 1
+        for t in range(lo, hi):
+            for u in range(ptr[item_sym[t]], ptr[item_sym[t] + 1]):
+                pooled[ids[u]] += mass[t]
+        for t in range(lo, hi):
+            g = 0.0
+            for u in range(ptr[item_sym[t]], ptr[item_sym[t] + 1]):
+                g += pooled[ids[u]] - threshold
+            gain[t] = g
+        for t in range(lo, hi):
+            for u in range(ptr[item_sym[t]], ptr[item_sym[t] + 1]):
+                pooled[ids[u]] = 0.0
+        lo = hi
+    return gain
 
 
 def goodman_trees(
@@ -152,18 +216,14 @@ def goodman_trees(
     sentences: Sequence[Sequence[str]],
 ) -> list[Tree | None]:
     """The max-marginal binarized tree of every sentence (None where no tree exists)."""
-    best = np.where(span_label >= 0, span_score, -np.inf)
-    split = np.zeros(layout.n_spans, dtype=np.int64)
-    for length in range(2, layout.max_length + 1):
-        parents, left, right = layout.splits(length)
-        total = best[left] + best[right]
-        k = np.argmax(total, axis=1)
-        best[parents] = np.where(
-            span_label[parents] >= 0,
-            total[np.arange(len(parents)), k] + span_score[parents],
-            -np.inf,
-        )
-        split[parents] = k + 1
+    best, split = _best_splits(
+        layout.base,
+        layout.len_start,
+        layout.span_sent,
+        layout.span_start,
+        np.ascontiguousarray(span_score, dtype=np.float64),
+        np.ascontiguousarray(span_label, dtype=np.int64),
+    )
     trees: list[Tree | None] = []
     for s, span in enumerate(layout.root_spans()):
         if span < 0 or not np.isfinite(best[span]):
@@ -173,6 +233,30 @@ def goodman_trees(
             _build(layout, s, int(layout.lengths[s]), split, span_label, symbols, sentences[s])
         )
     return trees
+
+
+@kernel(nogil=True)
+def _best_splits(base, len_start, span_sent, span_start, span_score, span_label):
+    """The CKY pass of ``goodman_trees``, by increasing span length: every span's best
+    total (its score plus its best split's children's totals; -inf without a label) and
+    that split (the left child's length, the first of equal totals)."""
+    n_spans = len(span_score)
+    best = np.full(n_spans, -np.inf)
+    split = np.zeros(n_spans, dtype=np.int64)
+    for p in range(len_start[2] if len(len_start) > 2 else 0):  # one-word spans
+        if span_label[p] >= 0:
+            best[p] = span_score[p]
+    for length in range(2, len(len_start) - 1):
+        for p in range(len_start[length], len_start[length + 1]):
+            s, i = span_sent[p], span_start[p]
+            top, k = -np.inf, 1
+            for m in range(1, length):
+                total = best[base[m, s] + i] + best[base[length - m, s] + i + m]
+                if total > top:
+                    top, k = total, m
+            best[p] = top + span_score[p] if span_label[p] >= 0 else -np.inf
+            split[p] = k
+    return best, split
 
 
 def _build(layout, s, length, split, labels, symbols, words) -> Tree:

@@ -181,7 +181,7 @@ def _unchain(symbol: str, kids: list[Tree | str]) -> Tree | str:
     the pre-terminal ``labels.WORD``)."""
     if symbol == labels.WORD and len(kids) == 1:
         return kids[0]
-    parts = labels.chain_labels(symbol)
+    parts = labels.chain_parts(symbol)
     out = Tree(parts[-1], kids)
     for part in reversed(parts[:-1]):
         out = Tree(part, [out])

@@ -24,6 +24,7 @@ produces (a lower-case letter after it):
 
 from __future__ import annotations
 
+import functools
 import re
 
 CHAIN = "+"
@@ -82,11 +83,18 @@ def is_intermediate(symbol: str) -> bool:
 def chain_labels(symbol: str) -> list[str]:
     """The original labels of a chain symbol, top first (annotations removed); for an
     intermediate symbol, the label of the node it was factored from."""
+    return list(chain_parts(symbol))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def chain_parts(symbol: str) -> tuple[str, ...]:
+    """``chain_labels`` as a tuple, remembered: debinarizing a parse asks it of every node,
+    and a grammar has few symbols."""
     if symbol.endswith(PRETERMINAL):
         symbol = symbol[: -len(PRETERMINAL)]
     if is_intermediate(symbol):
         symbol = symbol[len(INTERMEDIATE) :].split(CONTEXT, 1)[0]
-    return [unescape(part.split(PARENT, 1)[0]) for part in symbol.split(CHAIN)]
+    return tuple(unescape(part.split(PARENT, 1)[0]) for part in symbol.split(CHAIN))
 
 
 # An ancestor annotation: "^" and an escaped label (the escape's "%XX" included; "%w" and
