@@ -85,9 +85,12 @@ def restore(model: LPCFG) -> LPCFG:
     weight = share[owner]
 
     def extend(lexical_padded: np.ndarray) -> np.ndarray:
-        """(new rules, M) parameters from the signatures' padded rows."""
-        out = np.zeros((len(pair), lexical_padded.shape[1]))
-        np.add.at(out, pair_of, lexical_padded[rules] * weight[:, None])
+        """(new rules, M) parameters from the signatures' padded rows (summed by column with
+        ``bincount``, in the order ``np.add.at`` sums, at a fraction of its cost)."""
+        rows = lexical_padded[rules] * weight[:, None]
+        out = np.empty((len(pair), lexical_padded.shape[1]))
+        for h in range(out.shape[1]):
+            out[:, h] = np.bincount(pair_of, weights=rows[:, h], minlength=len(pair))
         return out
 
     counts = np.bincount(table[:, 0], table[:, 3], minlength=len(rare))[keep]
