@@ -110,14 +110,11 @@ def _bases(n: int, n_sym: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @kernel(nogil=True)
-def _append(buf: np.ndarray, used: int, value: int) -> np.ndarray:
-    """``buf`` with ``value`` at ``used`` (doubled when full)."""
-    if used == len(buf):
-        grown = np.empty(2 * len(buf), dtype=buf.dtype)
-        grown[:used] = buf
-        buf = grown
-    buf[used] = value
-    return buf
+def _doubled(buf: np.ndarray) -> np.ndarray:
+    """A copy of ``buf`` with twice the room."""
+    grown = np.empty(2 * len(buf), dtype=buf.dtype)
+    grown[: len(buf)] = buf
+    return grown
 
 
 # Bit sets of symbols, 64 to a uint64 word (``CoarseGrammar.right_bits``). Every constant is
@@ -341,7 +338,9 @@ def inside_chart(
                 a, v = touched[t], vals[0, t]
                 if v == 0.0:
                     continue
-                items = _append(items, n_items, a)
+                if n_items == len(items):  # a call only then: each call counts references
+                    items = _doubled(items)
+                items[n_items] = a
                 n_items += 1
                 ins_s[sbase[i] + a * (n - i) + j - i - 1] = v
                 ins_e[ebase[j] + a * j + i] = v
