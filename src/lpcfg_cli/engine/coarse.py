@@ -219,13 +219,15 @@ def _no_symbols(n, n_sym, n_words):
 
 @kernel(nogil=True, inline="always")
 def _add_cell(pre, suf, cell, i, j):
-    """Span ``(i, j)``'s symbols (bit set ``cell``) into ``ChartIndex.pre`` and ``suf``."""
+    """Span ``(i, j)``'s symbols (bit set ``cell``) into ``ChartIndex.pre`` and ``suf``;
+    ``cell`` is left empty."""
     for k in range(i, j):
         for wd in range(len(cell)):
             pre[j, k, wd] |= cell[wd]
     for k in range(i + 1):
         for wd in range(len(cell)):
             suf[j, k, wd] |= cell[wd]
+    cell[:] = _U0
 
 
 @kernel(nogil=True)
@@ -357,7 +359,6 @@ def inside_chart(
                 cell[a // 64] |= _U1 << np.uint64(a % 64)
             count[i, j] = n_items - first[i, j]
             _add_cell(pre, suf, cell, i, j)
-            cell[:] = _U0
     extents = (lo_end, hi_end, lo_start, hi_start, s_syms, s_cnt, e_syms, e_cnt, pre, suf)
     return ChartIndex(n, n_sym, sbase, ebase, sc, *extents, items[:n_items], first, count)
 
