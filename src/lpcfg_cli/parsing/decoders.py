@@ -172,7 +172,7 @@ def bracket_labels(
     gain = _bracket_gains(
         np.ascontiguousarray(item_span, dtype=np.int64),
         np.ascontiguousarray(item_sym, dtype=np.int64),
-        mass,
+        np.ascontiguousarray(mass, dtype=np.float64),
         brackets.ptr,
         brackets.ids,
         brackets.n_labels,
