@@ -41,6 +41,22 @@ def test_the_jobs_bound_is_amdahls(bench):
     assert bench.jobs_bound(4.0, 1.0, jobs=4) == pytest.approx(4.0 / 1.75)
 
 
+def test_a_timed_commands_peak_memory_is_its_own(bench):
+    """A command timed while the bench holds 200 MB reports its own peak, not the bench's
+    (a child forked from the bench counted the bench's pages until it ran its command);
+    one that fails stops the bench with its error."""
+    import sys
+
+    held = bytearray(200_000_000)
+    held[::4096] = b"x" * len(held[::4096])  # resident, page by page
+    seconds, peak = bench._timed_once([sys.executable, "-c", "pass"])
+    assert 0.0 < seconds < 30.0
+    assert peak < 100.0
+    with pytest.raises(SystemExit, match="boom"):
+        bench._timed_once([sys.executable, "-c", "import sys; sys.exit('boom')"])
+    del held
+
+
 def test_by_length_buckets_every_sentence_once_per_copy(bench, tmp_path):
     trees = synthetic_treebank(tmp_path, 120, 40)
     (tmp_path / "t.mrg").write_text("".join(format_tree(t) + "\n" for t in trees))
