@@ -21,19 +21,23 @@ command line can ask for ``usable_cpus`` cheaply.
 from __future__ import annotations
 
 import ctypes
-import multiprocessing
 import os
 import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.errors import LpcfgError
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+# ``multiprocessing`` and ``concurrent.futures`` are imported where workers are made, not
+# here: a parse in one process, which imports this module with the parser, never needs
+# them (a fifth of ``lpcfg parse``'s imports).
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -62,6 +66,9 @@ def process_map(fn: Callable[[T], R], items: Iterable[T], jobs: int) -> list[R]:
     workers = min(jobs, len(items), usable_cpus())
     if workers <= 1:
         return [fn(x) for x in items]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_one_thread) as pool:
@@ -128,6 +135,8 @@ class Workers:
     """
 
     def __init__(self, parser: BlockParser, jobs: int):
+        import multiprocessing
+
         methods = multiprocessing.get_all_start_methods()
         self.ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
         self.parser = parser
@@ -162,6 +171,8 @@ class Workers:
 
     def collect(self) -> list[tuple[int, list[Any], Any]]:
         """Results of the busy workers that are done (waits for at least one)."""
+        from multiprocessing.connection import wait
+
         by_conn = {id(self.conns[w]): w for w in self.busy}
         out = []
         for conn in wait([self.conns[w] for w in self.busy]):
