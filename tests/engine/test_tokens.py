@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.tokens import RulesByWord, token_rules
@@ -74,3 +75,20 @@ def test_expand_gives_every_rule_of_each_word_within_its_restriction(ptb_split):
     got = list(zip(*(a.tolist() for a in rules.expand(span, word, weight, only)), strict=True))
     assert got == [(int(s), int(r), float(w)) for s, r, w in want]
     assert len(got) < len(rules.expand(span, word, weight)[1])
+
+
+def test_expand_refuses_ids_and_lengths_it_cannot_index(ptb_split):
+    """The kernel reads without bounds checks: a word id outside the table, a restriction
+    outside the vocabulary or arrays of different lengths are refused, by name."""
+    data = prepare_trees(ptb_split["train"][:50], BinarizeOptions())
+    rules = RulesByWord(data.grammar)
+    one = np.zeros(1, dtype=np.int64)
+    n = len(rules.ptr) - 1
+    with pytest.raises(ValueError, match="word"):
+        rules.expand(one, np.array([n]), np.ones(1))
+    with pytest.raises(ValueError, match="word"):
+        rules.expand(one, np.array([-1]), np.ones(1))
+    with pytest.raises(ValueError, match="only"):
+        rules.expand(one, one, np.ones(1), np.array([rules.n_words]))
+    with pytest.raises(ValueError, match="weight"):
+        rules.expand(one, one, np.ones(2))

@@ -306,3 +306,20 @@ def test_goodman_splits_match_a_cky_over_every_split():
         )
         == 0
     )
+
+
+def test_decoders_refuse_ids_they_cannot_index():
+    """The decoding kernels read without bounds checks: items of spans or symbols outside
+    the layout or the grammar, and span arrays of the wrong length, are refused by name."""
+    layout = SpanLayout([3])
+    root_ok = np.ones(4, dtype=bool)
+    one = np.ones(1)
+    with pytest.raises(ValueError, match="item_span"):
+        best_labels(layout, np.array([layout.n_spans]), np.array([0]), one, root_ok)
+    with pytest.raises(ValueError, match="item_sym"):
+        best_labels(layout, np.array([0]), np.array([4]), one, root_ok)
+    brackets = Brackets.of(["S", "NP"], np.zeros(2, dtype=bool))
+    with pytest.raises(ValueError, match="item_sym"):
+        bracket_labels(layout, np.array([0]), np.array([2]), one, root_ok[:2], brackets, 0.4)
+    with pytest.raises(ValueError, match="span_score"):
+        goodman_trees(layout, np.zeros(2), np.zeros(2, dtype=np.int64), ["S"], [["a"] * 3])
