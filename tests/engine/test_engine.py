@@ -331,3 +331,29 @@ def test_outside_cut_matches_enumeration_over_the_trees_of_kept_items(seed):
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-13)
     assert np.any((exact > 0) & (got == 0))
     assert np.any((got > 0) & (got < exact * (1 - 1e-6)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lexical_rows_are_summed_into_their_items_as_numpy_sums_them(dtype):
+    """``kernels.add_lexical`` against ``np.add.at`` of the products cast to the chart's
+    precision (the same numbers, repeated items included); ``kernels.find_keys`` against a
+    dictionary of the sorted keys, misses included."""
+    from lpcfg_cli.engine import kernels
+
+    rng = np.random.default_rng(4)
+    lexical = rng.random((30, 5)).astype(np.float32)
+    item = rng.integers(0, 12, 400)
+    rule = rng.integers(0, 30, 400)
+    weight = rng.random(400) * 3
+    got = np.zeros((12, 5), dtype=dtype)
+    kernels.add_lexical(got, item, rule, weight, lexical.astype(dtype))
+    want = np.zeros((12, 5), dtype=dtype)
+    np.add.at(want, item, (lexical.astype(dtype)[rule] * weight[:, None]).astype(dtype))
+    np.testing.assert_array_equal(got, want)
+    keys = np.unique(rng.integers(0, 500, 120))
+    probe = rng.integers(-5, 510, 300)
+    where = {int(x): i for i, x in enumerate(keys)}
+    found = kernels.find_keys(keys, probe)
+    assert found.tolist() == [where.get(int(x), -1) for x in probe]
+    assert (found >= 0).any() and (found < 0).any()
+    assert kernels.find_keys(keys[:0], probe).tolist() == [-1] * len(probe)

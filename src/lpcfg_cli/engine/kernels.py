@@ -850,6 +850,35 @@ def outside_counts_chunk(
 
 
 @kernel(nogil=True)
+def add_lexical(alpha, item, rule, weight, lexical):
+    """``alpha[item[t]] += lexical[rule[t]] * weight[t]`` for every triple in order, each
+    product rounded to ``alpha``'s precision before it is added (``np.add.at`` of the
+    products cast to it gives the same numbers, several times more slowly)."""
+    buf = np.empty(1, dtype=alpha.dtype)
+    for t in range(len(item)):
+        it, r, w = item[t], rule[t], weight[t]
+        for h in range(alpha.shape[1]):
+            buf[0] = lexical[r, h] * w
+            alpha[it, h] += buf[0]
+
+
+@kernel(nogil=True)
+def find_keys(keys, want):
+    """Index of each ``want`` in the sorted ``keys``, -1 where it is not there."""
+    out = np.empty(len(want), dtype=np.int64)
+    for t in range(len(want)):
+        lo, hi, x = 0, len(keys), want[t]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if keys[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[t] = lo if lo < len(keys) and keys[lo] == x else -1
+    return out
+
+
+@kernel(nogil=True)
 def normalise_spans(values, sc, span_first, s0, s1, flush):
     """Normalise the items of spans ``s0:s1`` (scale added to ``sc``)."""
     for s in range(s0, s1):

@@ -197,7 +197,13 @@ def _lexical_inside(
     sc = np.zeros(layout.n_spans)
     item, rule, weight = lexical
     if len(rule):
-        np.add.at(alpha, item, (g.lexical[rule] * np.asarray(weight)[:, None]).astype(g.dtype))
+        k.add_lexical(
+            alpha,
+            np.ascontiguousarray(item, dtype=np.int64),
+            np.ascontiguousarray(rule, dtype=np.int64),
+            np.ascontiguousarray(weight, dtype=np.float64),
+            g.lexical,
+        )
     if layout.max_length:
         blk = layout.block(1)
         k.normalise_spans(alpha, sc, span_first, blk.start, blk.stop, g.flush)
@@ -399,9 +405,8 @@ def lexical_items(
     pre-terminal item is not in ``keys``."""
     span, rule, weight = lexical
     want = np.asarray(span, dtype=np.int64) * g.n_symbols + g.lexical_parent[rule]
-    pos = np.searchsorted(keys, want)
-    pos = np.minimum(pos, max(len(keys) - 1, 0))
-    ok = (len(keys) > 0) & (keys[pos] == want) if len(keys) else np.zeros(len(want), bool)
+    pos = k.find_keys(np.ascontiguousarray(keys, dtype=np.int64), want)
+    ok = pos >= 0
     return pos[ok], np.asarray(rule)[ok], np.asarray(weight)[ok]
 
 

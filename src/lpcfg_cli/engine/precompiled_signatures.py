@@ -41,6 +41,21 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "float64",
         ),
     ],
+    "lpcfg_cli.engine.kernels.add_lexical": [
+        (
+            "float32[:, ::1]",
+            "int64[::1]",
+            "int64[::1]",
+            "float64[::1]",
+            "float32[:, ::1]",
+        ),
+    ],
+    "lpcfg_cli.engine.kernels.find_keys": [
+        (
+            "int64[::1]",
+            "int64[::1]",
+        ),
+    ],
     "lpcfg_cli.engine.kernels.inside_chunk": [
         (
             "int64",

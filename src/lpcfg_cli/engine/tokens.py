@@ -112,8 +112,10 @@ class RulesByWord:
         of the word (with a restriction ``r``: only those whose pre-terminal has a rule for
         word ``r``)."""
         word = np.asarray(word)
-        if len(span) != len(word) or len(weight) != len(word) or (
-            only is not None and len(only) != len(word)
+        if (
+            len(span) != len(word)
+            or len(weight) != len(word)
+            or (only is not None and len(only) != len(word))
         ):
             raise ValueError("span, word, weight, only: one entry each per token entry")
         if len(word) and (int(word.min()) < 0 or int(word.max()) >= len(self.ptr) - 1):
