@@ -120,11 +120,12 @@ def test_a_parse_runs_the_extension_module_alone_and_parses_as_numba_does(models
 
 WRONG_TYPES = """
 import numpy as np, sys
-from lpcfg_cli.engine.scaling import flush_rows
+from lpcfg_cli.engine.kernels import flush_and_cut
 from lpcfg_cli.engine import precompiled
 assert precompiled.load() is not None
+alpha = np.ones((4, 3))
 chart = np.full((4, 3), 1e-30, dtype=np.float64)  # the module's signature is float32
-flush_rows(chart, 0, 4, 1e-20)
+flush_and_cut(alpha, chart, 0, 4, 1e-20, 0.0)
 print(float(chart.sum()), "numba" in sys.modules)
 """
 
@@ -156,7 +157,7 @@ def test_a_failed_build_leaves_numba_in_charge(tmp_path, monkeypatch, capfd):
     monkeypatch.setattr(precompiled, "_module", precompiled._UNTRIED)
     monkeypatch.setattr(precompiled, "build", lambda path: pytest.fail("built again"))
     assert precompiled.load() is None
-    assert precompiled.functions("lpcfg_cli.engine.scaling.flush_rows") == {}
+    assert precompiled.functions("lpcfg_cli.engine.kernels.flush_and_cut") == {}
 
 
 def test_the_digest_names_the_processor_and_the_sources(monkeypatch):

@@ -850,6 +850,23 @@ def outside_counts_chunk(
 
 
 @kernel(nogil=True)
+def flush_and_cut(alpha, beta, lo, hi, threshold, cut):
+    """The outside vectors of items ``lo:hi``, once complete: entries below ``threshold``
+    in absolute value set to zero (``scaling.FLUSH``), then, with ``cut`` > 0, the
+    whole vector of an item whose posterior ``alpha . beta`` (summed in double precision)
+    is below ``cut`` in absolute value (``latent.outside_pass``)."""
+    for i in range(lo, hi):
+        mu = 0.0
+        for h in range(beta.shape[1]):
+            if abs(beta[i, h]) < threshold:
+                beta[i, h] = 0.0
+            mu += np.float64(alpha[i, h]) * np.float64(beta[i, h])
+        if cut > 0.0 and abs(mu) < cut:
+            for h in range(beta.shape[1]):
+                beta[i, h] = 0.0
+
+
+@kernel(nogil=True)
 def add_lexical(alpha, item, rule, weight, lexical):
     """``alpha[item[t]] += lexical[rule[t]] * weight[t]`` for every triple in order, each
     product rounded to ``alpha``'s precision before it is added (``np.add.at`` of the

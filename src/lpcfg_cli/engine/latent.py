@@ -23,7 +23,7 @@ from lpcfg_cli.engine import kernels as k
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.result import Chart, ChunkPlans
-from lpcfg_cli.engine.scaling import flush_rows, log_value
+from lpcfg_cli.engine.scaling import log_value
 from lpcfg_cli.model.lpcfg import ragged_ranges
 
 # Parent spans per kernel call: bounds the split-sum buffer (rows x M * M floats).
@@ -327,14 +327,11 @@ def _outside_walk(
     shared = (span_first, item_sym, chart.sc, *_rule_arrays(g), chart.alpha, beta)
     flops = 0
     for length, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks):
-        if length < flushed:
+        if length < flushed:  # complete now: the longer spans are done
             blk = layout.block(length)
             lo, hi = span_first[blk.start], span_first[blk.stop]
-            if g.flush:
-                flush_rows(beta, lo, hi, g.flush * top)
-            if cut > 0:  # complete now: the longer spans are done
-                mu = np.einsum("ih,ih->i", chart.alpha[lo:hi], beta[lo:hi], dtype=np.float64)
-                beta[lo + np.flatnonzero(np.abs(mu) < cut)] = 0.0
+            if g.flush or cut > 0:
+                k.flush_and_cut(chart.alpha, beta, lo, hi, g.flush * top, cut)
             flushed = length
         flops += chunk_kernel(shared, (slot_p, gstart, estart, *entries))
     chart.beta = beta

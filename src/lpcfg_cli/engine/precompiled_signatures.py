@@ -56,6 +56,16 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "int64[::1]",
         ),
     ],
+    "lpcfg_cli.engine.kernels.flush_and_cut": [
+        (
+            "float32[:, ::1]",
+            "float32[:, ::1]",
+            "int64",
+            "int64",
+            "float64",
+            "float64",
+        ),
+    ],
     "lpcfg_cli.engine.kernels.inside_chunk": [
         (
             "int64",
@@ -188,14 +198,6 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "float64[::1]",
             "int64[::1]",
             "int64[::1]",
-        ),
-    ],
-    "lpcfg_cli.engine.scaling.flush_rows": [
-        (
-            "float32[:, ::1]",
-            "int64",
-            "int64",
-            "float64",
         ),
     ],
     "lpcfg_cli.engine.tokens._expand": [

@@ -53,15 +53,6 @@ def normalise_span(values: np.ndarray, lo: int, hi: int, flush: float) -> float:
     return np.log(mx)
 
 
-@kernel(nogil=True)
-def flush_rows(values, lo, hi, threshold):
-    """Set entries of rows ``lo:hi`` below ``threshold`` in absolute value to zero."""
-    for i in range(lo, hi):
-        for h in range(values.shape[1]):
-            if abs(values[i, h]) < threshold:
-                values[i, h] = 0.0
-
-
 def log_value(z: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """``scale + log |z|``, -inf where ``z`` is 0 or not finite."""
     z = np.asarray(z, dtype=np.float64)
