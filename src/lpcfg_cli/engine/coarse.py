@@ -611,29 +611,57 @@ def coarse_posteriors(
     span * N + symbol (sorted), posteriors, log Z per sentence)``.
     """
     n_sym = g.n_symbols
-    keys, values = [], []
-    log_z = np.full(len(layout.lengths), -np.inf)
     first = layout.block(1).start if layout.max_length else 0
-    root = np.asarray(root, dtype=np.float64)
     # One set of charts for the batch, sized for its longest sentence and cleared by each
     # sentence of what it wrote: fresh zeroed charts per sentence cost a page fault per 4 KB
     # touched, much system time with a grammar of thousands of symbols.
     longest = int(max(layout.lengths, default=0))
     charts = np.zeros((4, chart_size(longest, n_sym)))
-    pcfg = (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob, charts, g.prior)
-    for s, n in enumerate(layout.lengths):
-        n = int(n)
+    keys, values, log_z = batch_posteriors(
+        np.ascontiguousarray(lexical_scores, dtype=np.float64),
+        layout.base,
+        layout.lengths,
+        first,
+        np.asarray(root, dtype=np.float64),
+        (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob, charts, g.prior),
+        beam,
+        cut,
+    )
+    order = np.argsort(keys, kind="stable")
+    return keys[order], values[order], log_z
+
+
+@kernel(nogil=True)
+def batch_posteriors(lex_all, base, lengths, first, root, pcfg, beam, cut):
+    """``coarse_posteriors`` of every sentence of a batch, in one call: ``(keys, posteriors,
+    log Z per sentence)``, the keys in sentence order (not sorted). A sentence the beam
+    leaves without a parse is parsed again without it."""
+    left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, prior = pcfg
+    n_sym = lex_all.shape[1]
+    log_z = np.full(len(lengths), -np.inf)
+    keys = np.empty(1024, dtype=np.int64)
+    values = np.empty(1024)
+    used = 0
+    for s in range(len(lengths)):
+        n = lengths[s]
         if n == 0:
             continue
-        rows = layout.base[1, s] + np.arange(n) - first
-        lex = np.ascontiguousarray(lexical_scores[rows], dtype=np.float64)
-        start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, beam, cut)
-        if log_z[s] == -np.inf and beam > 0.0:  # the beam left no parse: again without it
-            start, end, sym, mu, log_z[s] = sentence_posteriors(lex, root, *pcfg, 0.0, cut)
-        keys.append((layout.base[end - start, s] + start) * n_sym + sym)
-        values.append(mu)
-    if not keys:
-        return np.zeros(0, dtype=np.int64), np.zeros(0), log_z
-    keys_a, values_a = np.concatenate(keys), np.concatenate(values)
-    order = np.argsort(keys_a, kind="stable")
-    return keys_a[order], values_a[order], log_z
+        row = base[1, s] - first
+        lex = lex_all[row : row + n]
+        start, end, sym, mu, z = sentence_posteriors(
+            lex, root, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts,
+            prior, beam, cut,
+        )  # fmt: skip
+        if z == -np.inf and beam > 0.0:  # the beam left no parse: again without it
+            start, end, sym, mu, z = sentence_posteriors(
+                lex, root, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts,
+                prior, 0.0, cut,
+            )  # fmt: skip
+        log_z[s] = z
+        while used + len(mu) > len(keys):
+            keys, values = _doubled(keys), _doubled(values)
+        for t in range(len(mu)):
+            keys[used + t] = (base[end[t] - start[t], s] + start[t]) * n_sym + sym[t]
+            values[used + t] = mu[t]
+        used += len(mu)
+    return keys[:used], values[:used], log_z

@@ -25,18 +25,14 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "float32[::1]",
         ),
     ],
-    "lpcfg_cli.engine.coarse.sentence_posteriors": [
+    "lpcfg_cli.engine.coarse.batch_posteriors": [
         (
             "float64[:, ::1]",
-            "float64[::1]",
-            "int64[::1]",
-            "uint64[:, ::1]",
             "int64[:, ::1]",
             "int64[::1]",
-            "int64[::1]",
+            "int64",
             "float64[::1]",
-            "float64[:, ::1]",
-            "float64[::1]",
+            "Tuple((int64[::1], uint64[:, ::1], int64[:, ::1], int64[::1], int64[::1], float64[::1], float64[:, ::1], float64[::1],))",
             "float64",
             "float64",
         ),
