@@ -249,8 +249,12 @@ class Lexicon:
         self.known = set(known)
         # A known word spelt like a signature (a tag ``UNK`` of ``wcfg --terminals tags``)
         # is that word, not a signature.
+        # (``startswith`` first: a method call, where ``is_signature`` of every word was a
+        # Python call each, at every parser's set-up.)
         self.signature_ids = [
-            i for i, w in enumerate(self.words) if is_signature(w) and w not in self.known
+            i
+            for i, w in enumerate(self.words)
+            if w.startswith(SIGNATURE_PREFIX) and is_signature(w) and w not in self.known
         ]
         self.signature = Signatures.from_vocabulary(self.words[i] for i in self.signature_ids)
         counts = list(counts) if counts is not None else [1] * len(self.words)

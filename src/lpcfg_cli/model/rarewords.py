@@ -87,10 +87,10 @@ def restore(model: LPCFG) -> LPCFG:
     def extend(lexical_padded: np.ndarray) -> np.ndarray:
         """(new rules, M) parameters from the signatures' padded rows (summed by column with
         ``bincount``, in the order ``np.add.at`` sums, at a fraction of its cost)."""
-        rows = lexical_padded[rules] * weight[:, None]
+        columns = np.ascontiguousarray((lexical_padded[rules] * weight[:, None]).T)
         out = np.empty((len(pair), lexical_padded.shape[1]))
         for h in range(out.shape[1]):
-            out[:, h] = np.bincount(pair_of, weights=rows[:, h], minlength=len(pair))
+            out[:, h] = np.bincount(pair_of, weights=columns[h], minlength=len(pair))
         return out
 
     counts = np.bincount(table[:, 0], table[:, 3], minlength=len(rare))[keep]
