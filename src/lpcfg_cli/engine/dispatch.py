@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from lpcfg_cli.engine import jit, precompiled
 from lpcfg_cli.engine.precompiled import argument_key
 
@@ -76,3 +78,12 @@ def kernel(**options: Any) -> Callable[[Callable[..., Any]], Kernel]:
         return Kernel(function, options)
 
     return decorate
+
+
+def check_ids(name: str, ids: Any, n: int) -> None:
+    """Raise ValueError, naming the parameter, unless every id in ``ids`` lies in ``[0,
+    n)``: the kernels index arrays without bounds checks, so their callers check what they
+    are given."""
+    ids = np.asarray(ids)
+    if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= n):
+        raise ValueError(f"{name}: ids must lie in [0, {n})")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lpcfg_cli.engine.dispatch import kernel
+from lpcfg_cli.engine.dispatch import check_ids, kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.indexed import Grammar
 
@@ -111,19 +111,17 @@ class RulesByWord:
         """(span, word, weight[, restriction]) -> (span, lexical rule, weight) for every rule
         of the word (with a restriction ``r``: only those whose pre-terminal has a rule for
         word ``r``)."""
-        word = np.asarray(word)
         if (
             len(span) != len(word)
             or len(weight) != len(word)
             or (only is not None and len(only) != len(word))
         ):
             raise ValueError("span, word, weight, only: one entry each per token entry")
-        if len(word) and (int(word.min()) < 0 or int(word.max()) >= len(self.ptr) - 1):
-            raise ValueError(f"word: ids must lie in [0, {len(self.ptr) - 1})")
+        check_ids("word", word, len(self.ptr) - 1)
         if only is None:
             only = np.full(len(word), -1, dtype=np.int64)
-        elif len(only) and int(np.max(only)) >= self.n_words:
-            raise ValueError(f"only: word ids must lie below {self.n_words}")
+        else:  # -1: no restriction
+            check_ids("only", np.asarray(only) + 1, self.n_words + 1)
         return _expand(
             np.ascontiguousarray(span, dtype=np.int64),
             np.ascontiguousarray(word, dtype=np.int64),

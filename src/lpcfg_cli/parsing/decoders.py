@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpcfg_cli.engine.dispatch import kernel
+from lpcfg_cli.engine.dispatch import check_ids, kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.treebank import labels as label_names
 from lpcfg_cli.treebank.tree import Tree
@@ -78,8 +78,8 @@ def _best_per_span(
     """Every span's item of largest ``value`` (then of largest ``tie``, then the first): its
     value and symbol (-inf and -1 where a span has no item). At a whole-sentence span,
     symbols that may not be roots rank below every symbol that may."""
-    _check_ids("item_span", item_span, layout.n_spans)
-    _check_ids("item_sym", item_sym, len(root_ok))
+    check_ids("item_span", item_span, layout.n_spans)
+    check_ids("item_sym", item_sym, len(root_ok))
     roots = layout.root_spans()
     is_root = np.zeros(layout.n_spans, dtype=np.bool_)
     is_root[roots[roots >= 0]] = True
@@ -92,13 +92,6 @@ def _best_per_span(
         is_root,
         np.ascontiguousarray(root_ok, dtype=np.bool_),
     )
-
-
-def _check_ids(name: str, ids: np.ndarray, n: int) -> None:
-    """Raise ValueError unless every id is in ``[0, n)`` (the kernels index without bounds
-    checks)."""
-    if len(ids) and (int(np.min(ids)) < 0 or int(np.max(ids)) >= n):
-        raise ValueError(f"{name}: ids must lie in [0, {n})")
 
 
 @kernel(nogil=True)
@@ -174,7 +167,7 @@ def bracket_labels(
     ``X`` its symbol gives, where ``P`` pools the absolute marginals of every item of the
     span giving ``X``. Ties (equal bracket sets) go to the larger marginal. The result feeds
     ``goodman_trees``."""
-    _check_ids("item_sym", item_sym, len(brackets.ptr) - 1)
+    check_ids("item_sym", item_sym, len(brackets.ptr) - 1)
     mass = np.abs(score)
     if len(item_span) > 1 and (np.diff(item_span) < 0).any():  # the items by span
         order = np.argsort(item_span, kind="stable")
