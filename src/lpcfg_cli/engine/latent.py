@@ -320,7 +320,7 @@ def _outside_walk(
     plans = _plans(chart)
     layout, span_first = plans.layout, chart.span_first
     beta = _outside_start(chart, weights)
-    top = float(np.abs(beta).max(initial=0.0))
+    top = max(float(beta.max(initial=0.0)), -float(beta.min(initial=0.0)))  # no |beta| copy
     item_sym = chart.keys % g.n_symbols
     flushed = layout.max_length + 1
     # The arrays every outside-side kernel reads, then each chunk's plan without ``best``.
