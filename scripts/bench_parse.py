@@ -100,15 +100,18 @@ def timed_alternating(commands: list[list[list[str]]]) -> list[tuple[float, floa
 SPAWNER = """
 import json, os, subprocess, sys, time
 for line in sys.stdin:
-    commands = json.loads(line)
+    commands, log = json.loads(line)
     t0 = time.perf_counter()
-    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for c in commands]
+    errs = [open(log, "w") if log else subprocess.PIPE for _ in commands]
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=e)
+             for c, e in zip(commands, errs)]
     rss, failed = 0.0, []
-    for command, proc in zip(commands, procs):
+    for command, proc, e in zip(commands, procs, errs):
         _, status, usage = os.wait4(proc.pid, 0)
         rss = max(rss, usage.ru_maxrss / 1024)
-        err = proc.stderr.read().decode()
+        if log:
+            e.close()
+        err = open(log).read()[-2000:] if log else proc.stderr.read().decode()
         if os.waitstatus_to_exitcode(status) != 0:
             failed.append(" ".join(command) + " failed:\\n" + err)
     print(json.dumps([time.perf_counter() - t0, rss, failed]), flush=True)
@@ -124,26 +127,36 @@ class Spawner:
             text=True,
         )  # fmt: skip
 
-    def run(self, commands: tuple[list[str], ...]) -> tuple[float, float]:
+    def run(self, commands: tuple[list[str], ...], log: Path | None = None) -> tuple[float, float]:
+        """Wall seconds until every one of ``commands`` (started together) has ended, and
+        the largest peak resident memory (MB) among them; with ``log``, their stderr goes
+        there (one command), else it is read back. A command that fails stops the bench
+        with its error."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(list(commands)) + "\n")
+        self.proc.stdin.write(json.dumps([list(commands), str(log) if log else None]) + "\n")
         self.proc.stdin.flush()
         seconds, rss, failed = json.loads(self.proc.stdout.readline())
         if failed:
-            raise SystemExit("bench_parse: " + "\n".join(failed))
+            raise SystemExit("bench: " + "\n".join(failed))
         return seconds, rss
 
 
 _spawner: Spawner | None = None
 
 
-def _timed_once(*commands: list[str]) -> tuple[float, float]:
-    """Wall seconds until every one of ``commands`` (started together) has ended, and the
-    largest peak resident memory (MB) among them."""
+def spawner() -> Spawner:
+    """This process's ``Spawner``, made on first use (``main`` makes it before anything
+    large is loaded)."""
     global _spawner
     if _spawner is None:
         _spawner = Spawner()
-    return _spawner.run(commands)
+    return _spawner
+
+
+def _timed_once(*commands: list[str]) -> tuple[float, float]:
+    """Wall seconds until every one of ``commands`` (started together) has ended, and the
+    largest peak resident memory (MB) among them."""
+    return spawner().run(commands)
 
 
 def lpcfg(*args: str) -> list[str]:
@@ -347,8 +360,7 @@ def main() -> int:
     n = len(sentences)
     out: dict = {"sentences": n}
     tmp = Path(tempfile.mkdtemp(prefix="lpcfg-bench-"))
-    global _spawner
-    _spawner = Spawner()  # before anything large is allocated here (see SPAWNER)
+    spawner()  # before anything large is allocated here (see SPAWNER)
     with threadpool_limits(1):
         out["gemm32_1thread"] = gemm_gflops(np.float32)
     out["gemm32_all"] = gemm_gflops(np.float32)

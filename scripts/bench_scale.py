@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from bench_parse import berkeley_command, f1
+from bench_parse import berkeley_command, f1, spawner
 from demo import CONFIGS, TRAIN_CONFIG
 
 from lpcfg_cli.files.streams import atomic_output
@@ -40,16 +38,10 @@ LEARNERS = {k: TRAIN_CONFIG[k] for k in ("pcfg", "em", "spectral", "pivot+em", "
 
 def run(command: list[str], log: Path | None = None) -> tuple[float, float]:
     """Wall seconds and peak resident memory (MB) of ``command`` (the largest of it and the
-    worker processes it waited for, as Linux's wait4 reports); its stderr goes to ``log``."""
-    t0 = time.perf_counter()
-    with open(log or os.devnull, "w") as err:
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        detail = log.read_text()[-2000:] if log else ""
-        raise SystemExit(f"bench_scale: {' '.join(command)} failed\n{detail}")
-    return seconds, usage.ru_maxrss / 1024
+    worker processes it waited for, as Linux's wait4 reports); its stderr goes to ``log``.
+    Started by ``bench_parse``'s small spawner, so that the peak is the command's own, not
+    this process's (which holds the sampled training set)."""
+    return spawner().run((command,), log)
 
 
 def lpcfg(*args: str) -> list[str]:

@@ -57,6 +57,20 @@ def test_a_timed_commands_peak_memory_is_its_own(bench):
     del held
 
 
+def test_a_timed_command_can_write_its_errors_to_a_log(bench, tmp_path):
+    """``bench_scale`` keeps each command's stderr in a file: it is written there, and a
+    failure stops the bench with its end."""
+    import sys
+
+    log = tmp_path / "cmd.err"
+    bench.spawner().run(
+        ([sys.executable, "-c", "import sys; print('hello', file=sys.stderr)"],), log
+    )
+    assert log.read_text() == "hello\n"
+    with pytest.raises(SystemExit, match="bad input"):
+        bench.spawner().run(([sys.executable, "-c", "import sys; sys.exit('bad input')"],), log)
+
+
 def test_by_length_buckets_every_sentence_once_per_copy(bench, tmp_path):
     trees = synthetic_treebank(tmp_path, 120, 40)
     (tmp_path / "t.mrg").write_text("".join(format_tree(t) + "\n" for t in trees))
