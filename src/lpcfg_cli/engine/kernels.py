@@ -550,10 +550,8 @@ def inside_chunk(
     p0,
     p1,
     span_first,
-    item_sym,
     sc,
     group_ptr,
-    rule_parent,
     a_ptr,
     a_idx,
     b_ptr,
@@ -627,11 +625,8 @@ def inside_chunk(
 
 @kernel(nogil=True, inline="always")
 def _outside_chunk(
-    span_first,
-    item_sym,
     sc,
     group_ptr,
-    rule_parent,
     a_ptr,
     a_idx,
     b_ptr,
@@ -732,11 +727,8 @@ def _outside_chunk(
 
 @kernel(nogil=True)
 def outside_chunk(
-    span_first,
-    item_sym,
     sc,
     group_ptr,
-    rule_parent,
     a_ptr,
     a_idx,
     b_ptr,
@@ -760,11 +752,8 @@ def outside_chunk(
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete). Returns flops."""
     return _outside_chunk(
-        span_first,
-        item_sym,
         sc,
         group_ptr,
-        rule_parent,
         a_ptr,
         a_idx,
         b_ptr,
@@ -791,11 +780,8 @@ def outside_chunk(
 
 @kernel(nogil=True)
 def outside_counts_chunk(
-    span_first,
-    item_sym,
     sc,
     group_ptr,
-    rule_parent,
     a_ptr,
     a_idx,
     b_ptr,
@@ -820,11 +806,8 @@ def outside_counts_chunk(
     """``outside_chunk`` and EM's expected counts: adds ``beta_a (x) z`` per rule and row
     to ``counts`` (laid out as ``packed``). Returns flops."""
     return _outside_chunk(
-        span_first,
-        item_sym,
         sc,
         group_ptr,
-        rule_parent,
         a_ptr,
         a_idx,
         b_ptr,
@@ -906,11 +889,8 @@ def normalise_spans(values, sc, span_first, s0, s1, flush):
 
 @kernel(nogil=True)
 def rule_posteriors_chunk(
-    span_first,
-    item_sym,
     sc,
     group_ptr,
-    rule_parent,
     a_ptr,
     a_idx,
     b_ptr,

@@ -95,7 +95,6 @@ def _rule_arrays(g: LatentGrammar) -> tuple[np.ndarray, ...]:
     """The grammar's arrays every rule kernel reads, in the kernels' argument order."""
     return (
         g.group_ptr,
-        g.rule_parent,
         g.a_ptr,
         g.a_idx,
         g.b_ptr,
@@ -273,9 +272,7 @@ def inside_pass(
         for p0 in range(blk.start, blk.stop, CHUNK_SPANS):
             p1 = min(blk.stop, p0 + CHUNK_SPANS)
             plan = planner.plan(p0, p1, length)
-            flops += k.inside_chunk(
-                p0, p1, span_first, item_sym, sc, *rule_arrays, alpha, g.flush, *plan
-            )
+            flops += k.inside_chunk(p0, p1, span_first, sc, *rule_arrays, alpha, g.flush, *plan)
             if keep_plans:
                 chunks.append((length, plan))
     log_z, *roots = _root_values(g, layout, span_first, item_sym, alpha, sc)
@@ -321,10 +318,9 @@ def _outside_walk(
     layout, span_first = plans.layout, chart.span_first
     beta = _outside_start(chart, weights)
     top = max(float(beta.max(initial=0.0)), -float(beta.min(initial=0.0)))  # no |beta| copy
-    item_sym = chart.keys % g.n_symbols
     flushed = layout.max_length + 1
     # The arrays every outside-side kernel reads, then each chunk's plan without ``best``.
-    shared = (span_first, item_sym, chart.sc, *_rule_arrays(g), chart.alpha, beta)
+    shared = (chart.sc, *_rule_arrays(g), chart.alpha, beta)
     flops = 0
     for length, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks):
         if length < flushed:  # complete now: the longer spans are done
@@ -384,8 +380,7 @@ def anchored_rules(g: LatentGrammar, chart: Chart) -> Chart:
     if chart.beta is None:
         raise ValueError("anchored_rules needs the outside pass (outside_pass) first")
     plans = _plans(chart)
-    item_sym = chart.keys % g.n_symbols
-    shared = (chart.span_first, item_sym, chart.sc, *_rule_arrays(g), chart.alpha, chart.beta)
+    shared = (chart.sc, *_rule_arrays(g), chart.alpha, chart.beta)
     anchored = [
         k.rule_posteriors_chunk(*shared, slot_p, gstart, estart, *entries)
         for _, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks)

@@ -67,9 +67,7 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
             "int64",
             "int64",
             "int64[::1]",
-            "int64[::1]",
             "float64[::1]",
-            "int64[::1]",
             "int64[::1]",
             "int64[::1]",
             "int64[::1]",
@@ -105,10 +103,7 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
     ],
     "lpcfg_cli.engine.kernels.outside_chunk": [
         (
-            "int64[::1]",
-            "int64[::1]",
             "float64[::1]",
-            "int64[::1]",
             "int64[::1]",
             "int64[::1]",
             "int64[::1]",
@@ -170,10 +165,7 @@ SIGNATURES: dict[str, list[tuple[str, ...]]] = {
     ],
     "lpcfg_cli.engine.kernels.rule_posteriors_chunk": [
         (
-            "int64[::1]",
-            "int64[::1]",
             "float64[::1]",
-            "int64[::1]",
             "int64[::1]",
             "int64[::1]",
             "int64[::1]",
