@@ -22,3 +22,20 @@ def ptb_split():
 def ptb_trees(ptb_split):
     """All 3914 trees of the sample."""
     return ptb_split["train"] + ptb_split["dev"] + ptb_split["test"]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _arranged_cache_in_a_temporary_folder(tmp_path_factory):
+    """Parses keep arranged models (``parsing.arranged_cache``) in a temporary folder, not
+    the user's cache folder: tests write nowhere else."""
+    import os
+
+    from lpcfg_cli.parsing.arranged_cache import ENV
+
+    before = os.environ.get(ENV)
+    os.environ[ENV] = str(tmp_path_factory.mktemp("arranged-cache"))
+    yield
+    if before is None:
+        os.environ.pop(ENV, None)
+    else:
+        os.environ[ENV] = before

@@ -87,6 +87,8 @@ _LAZY = {
     "save_model": "lpcfg_cli.learners.registry",
     # parsing
     "Parser": "lpcfg_cli.parsing.parser",
+    "ArrangedModel": "lpcfg_cli.parsing.arranged",
+    "arrange": "lpcfg_cli.parsing.arranged_cache",
     "ParserOptions": "lpcfg_cli.parsing.parser_options",
     "StreamParser": "lpcfg_cli.parsing.streaming",
     "parse": "lpcfg_cli.parsing.streaming",

@@ -156,15 +156,25 @@ def test_auto_decodes_as_the_model_file_says():
     em = replace(random, meta={**random.meta, "method": "em"})
     sm = replace(random, meta={**random.meta, "method": "splitmerge"})
     auto = ParserOptions()
-    assert resolve_decoder(auto, em) == resolve_decoder(auto, sm) == "max-bracket"
+    assert (
+        resolve_decoder(auto, em.decoders())
+        == resolve_decoder(auto, sm.decoders())
+        == "max-bracket"
+    )
     for method in ("spectral", "pivot", "pivot+em", "pcfg"):
-        assert resolve_decoder(auto, replace(random, meta={"method": method})) == "max-marginal"
+        assert (
+            resolve_decoder(auto, replace(random, meta={"method": method}).decoders())
+            == "max-marginal"
+        )
     recorded = replace(random, meta={"method": "spectral", "decode": "max-bracket"})
-    assert resolve_decoder(auto, recorded) == "max-bracket"  # the file's record wins
-    assert resolve_decoder(auto, em.bundle(sm)) == "max-marginal"  # a product
-    assert resolve_decoder(ParserOptions(combine="mean"), em.bundle(sm)) == "max-bracket"
-    assert resolve_decoder(ParserOptions(combine="mean"), em.bundle(random)) == "max-marginal"
-    assert resolve_decoder(ParserOptions(decode="max-bracket"), random) == "max-bracket"
+    assert resolve_decoder(auto, recorded.decoders()) == "max-bracket"  # the file's record wins
+    assert resolve_decoder(auto, em.bundle(sm).decoders()) == "max-marginal"  # a product
+    assert resolve_decoder(ParserOptions(combine="mean"), em.bundle(sm).decoders()) == "max-bracket"
+    assert (
+        resolve_decoder(ParserOptions(combine="mean"), em.bundle(random).decoders())
+        == "max-marginal"
+    )
+    assert resolve_decoder(ParserOptions(decode="max-bracket"), random.decoders()) == "max-bracket"
     sentences = short_sentences(em, 12, 8, seed=5)
     results = Parser(em, ParserOptions(prune=0.0)).parse(sentences)
     assert all(r.fallback is None and r.tree is not None for r in results)

@@ -3,6 +3,8 @@ by sentence length on a small model (the bench itself needs the Berkeley parser)
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from lpcfg_cli.treebank.ptb import format_tree
@@ -39,6 +41,19 @@ def test_the_jobs_bound_is_amdahls(bench):
     assert bench.jobs_bound(4.0, 0.0) == pytest.approx(2.0)
     assert bench.jobs_bound(4.0, 4.0) == pytest.approx(1.0)
     assert bench.jobs_bound(4.0, 1.0, jobs=4) == pytest.approx(4.0 / 1.75)
+
+
+def test_the_uncached_start_up_arranges_the_model_anew(bench, tmp_path, monkeypatch):
+    """The uncached command runs with the cache of arranged models off, and writes none."""
+    monkeypatch.setenv(bench.CACHE_ENV, str(tmp_path / "cache"))
+    synthetic_treebank(tmp_path, 60, 3)
+    model = tmp_path / "m.npz"
+    assert invoke("train", "--method", "pcfg", "-o", model, tmp_path / "test.mrg").exit_code == 0
+    command = bench.parse_command(str(model), tmp_path / "test.txt", tmp_path / "o")
+    subprocess.run(bench.uncached(command), check=True, capture_output=True)
+    assert not (tmp_path / "cache").exists()
+    subprocess.run(command, check=True, capture_output=True)
+    assert len(list((tmp_path / "cache").iterdir())) == 1
 
 
 def test_a_timed_commands_peak_memory_is_its_own(bench):

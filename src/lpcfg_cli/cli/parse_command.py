@@ -13,7 +13,7 @@ from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.errors import LpcfgError, raise_if_terminated
 from lpcfg_cli.files.streams import Pause, atomic_output, display_name
-from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.arranged_cache import arrange
 from lpcfg_cli.parsing.parser import ParseResult, ParserOptions
 from lpcfg_cli.parsing.streaming import StreamParser
 from lpcfg_cli.treebank.ptb import format_tree, read_treebank
@@ -103,8 +103,8 @@ def command(
     """
     if model == "-" and input == "-":
         raise LpcfgError("MODEL and INPUT cannot both be stdin ('-'): give INPUT as a file")
-    lpcfg = LPCFG.load(model)
-    if not lpcfg.members:
+    arranged = arrange(model)  # from the cache of arranged models when it holds this one
+    if not arranged.ensemble:
         for name in ("combine", "product_prune"):
             unused(
                 ctx, name, "with a single model (it combines an ensemble's models)", refuse=False
@@ -112,8 +112,7 @@ def command(
     parse_options = ParserOptions(**options)
     lines: list[int] = []
     sentences = _read_sentences(input, input_kind, encoding, lines)
-    stream = StreamParser(lpcfg, parse_options, jobs=usable_jobs(jobs))
-    del lpcfg  # the parser keeps what it reads of the model; the rest is freed now
+    stream = StreamParser(arranged, parse_options, jobs=usable_jobs(jobs))
     fallbacks: dict[str, list[int]] = {}
     bar = progress_bar(desc="parse", unit="sent")
     # Trees are written as their blocks finish: the first lines appear before the input

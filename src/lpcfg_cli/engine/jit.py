@@ -46,8 +46,9 @@ def _writable(folder: str) -> bool:
     return True
 
 
-def user_cache_folder() -> str | None:
-    """The user's cache folder by the platform's convention, or None without a home."""
+def user_cache_folder(name: str = "numba") -> str | None:
+    """Folder ``name`` of lpcfg's in the user's cache folder by the platform's convention,
+    or None without a home."""
     if sys.platform.startswith("win"):
         base = os.environ.get("LOCALAPPDATA")
     elif sys.platform == "darwin":
@@ -56,7 +57,7 @@ def user_cache_folder() -> str | None:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not base or base.startswith("~"):
         return None
-    return os.path.join(base, "lpcfg", "numba")
+    return os.path.join(base, "lpcfg", name)
 
 
 def cache_folder(source_folder: str = _PACKAGE) -> str | None:

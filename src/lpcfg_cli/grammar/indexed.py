@@ -134,6 +134,23 @@ class Grammar:
         ):
             raise LpcfgError("rare-word table refers to an unknown word, symbol or signature")
 
+    @classmethod
+    def from_json(
+        cls, gj: dict[str, Any], binary: np.ndarray, lexical: np.ndarray, rare_table: np.ndarray
+    ) -> Grammar:
+        """The grammar ``to_json`` and its three arrays describe (``validate`` it after)."""
+        return cls(
+            symbols=list(gj["symbols"]),
+            words=list(gj["words"]),
+            known_words=list(gj["known_words"]),
+            binary=binary,
+            lexical=lexical,
+            binarization=dict(gj.get("binarization", {})),
+            rare=int(gj.get("rare", 1)),
+            word_counts=gj.get("word_counts"),
+            rare_words=RareWords(list(gj.get("rare_words", [])), rare_table),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "symbols": self.symbols,

@@ -42,7 +42,6 @@ from lpcfg_cli.files.packed_arrays import (
     unpack,
 )
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.grammar.lexicon import RareWords
 
 FORMS = ("probabilistic", "tensor")
 # The decoder of a model whose metadata names its method but not its decoder: files written
@@ -222,6 +221,10 @@ class LPCFG:
             form,
             dict(meta or {}),
         )
+
+    def decoders(self) -> tuple[str, ...]:
+        """The decoder of this model and of each member of its ensemble (``decoder``)."""
+        return tuple(m.decoder() for m in (self, *self.members))
 
     def decoder(self) -> str:
         """The decoder this model wants (``parsing.parser_options.resolve_decoder``): the
@@ -410,19 +413,11 @@ class LPCFG:
         arrays, meta, name = file.arrays, file.header, file.name
         try:
             gj = meta["grammar"]
-            grammar = Grammar(
-                symbols=list(gj["symbols"]),
-                words=list(gj["words"]),
-                known_words=list(gj["known_words"]),
-                binary=arrays["rules_binary"],
-                lexical=arrays["rules_lexical"],
-                binarization=dict(gj.get("binarization", {})),
-                rare=int(gj.get("rare", 1)),
-                word_counts=gj.get("word_counts"),
-                rare_words=RareWords(
-                    list(gj.get("rare_words", [])),
-                    arrays.get("rare_table", np.zeros((0, 4), dtype=np.int64)),
-                ),
+            grammar = Grammar.from_json(
+                gj,
+                arrays["rules_binary"],
+                arrays["rules_lexical"],
+                arrays.get("rare_table", np.zeros((0, 4), dtype=np.int64)),
             )
             grammar.validate()
             coarse = PCFGParams(

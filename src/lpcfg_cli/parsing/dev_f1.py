@@ -30,7 +30,9 @@ class DevF1:
     jobs: int = 1
 
     def __call__(self, model: Any, dev: DevTrees) -> float:
-        options = replace(self.options, decode=resolve_decoder(self.options, model, dev.decode))
+        options = replace(
+            self.options, decode=resolve_decoder(self.options, model.decoders(), dev.decode)
+        )
         results = parse_sentences(model, dev.sentences, options, jobs=self.jobs)[0]
         test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
         return evaluate_lines(dev.gold, test).all.figures()["strict_fmeasure"]

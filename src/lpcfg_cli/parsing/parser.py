@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.latent import (
     PlanCache,
@@ -31,10 +30,10 @@ from lpcfg_cli.engine.latent import (
     outside_pass,
 )
 from lpcfg_cli.engine.layout import SpanLayout
-from lpcfg_cli.engine.tokens import RulesByWord, token_rules
-from lpcfg_cli.model import rarewords
+from lpcfg_cli.engine.tokens import token_rules
 from lpcfg_cli.model.backoff import project_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.arranged import ArrangedModel
 from lpcfg_cli.parsing.combine import combine, combine_rules, rules_over
 from lpcfg_cli.parsing.decoders import (
     Brackets,
@@ -87,56 +86,30 @@ class Parser:
     words known again) and treebank PCFG (``treebank_pcfg``), besides the arranged latent
     grammars, and not the model itself."""
 
-    def __init__(self, model: LPCFG, options: ParserOptions | None = None):
-        model = rarewords.restore(model)  # the rare training words, known again
-        # Once the grammars below are arranged, the parser reads only the grammar and the
-        # treebank PCFG of the model: it keeps those, not the model, whose latent
+    def __init__(self, model: LPCFG | ArrangedModel, options: ParserOptions | None = None):
+        # Arranged once per model (``parsing.arranged``; ``arranged_cache`` keeps it between
+        # runs). The parser keeps what it reads of the model, not the model, whose latent
         # parameters (dense per member, with the restored words' rules) would stay in
         # memory beside their arranged copies for as long as the parser lives.
-        self.grammar = model.grammar
-        self.treebank_pcfg = model.coarse
+        arranged = model if isinstance(model, ArrangedModel) else ArrangedModel.of(model)
+        self.grammar = g = arranged.grammar
+        self.treebank_pcfg = arranged.treebank_pcfg
         self.options = options or ParserOptions()
         self.prune = self.options.prune
-        g = model.grammar
         self.max_length = self.options.max_length or chart_length_limit(g.n_symbols)
-        self.decode = resolve_decoder(self.options, model)
+        self.decode = resolve_decoder(self.options, arranged.decoders)
         self.symbols = g.symbols
-        self.coarse = CoarseGrammar.build(
-            g.n_symbols, g.binary, model.coarse.binary, model.coarse.root
-        )
-        # The latent pass runs in float32 with tiny values flushed to zero (see
-        # engine.scaling.FLUSH): faster than float64, and than float32 with subnormals, at the
-        # same F1 (docs/design-notes.md, The latent pass).
-        # Parameters beyond float32's comfortable range (a tensor-form model from a learner
-        # without singular-value guards can hold 1e30 and more) would overflow to inf and
-        # poison every chart: such models run in float64.
-        models = (model, *model.members)
-        largest = max(
-            max(
-                m.binary_absmax(), *(float(np.abs(a).max(initial=0.0)) for a in (m.lexical, m.root))
-            )
-            for m in models
-        )
-        dtype = np.float32 if largest < 1e20 else np.float64
+        self.coarse = arranged.coarse
         # One latent grammar per model of an ensemble; none for the bare treebank PCFG,
-        # whose coarse pass already gives the posteriors (the rule-product decoders need the rule
-        # posteriors of a latent pass, which for it has one state per symbol).
+        # whose coarse pass already gives the posteriors (the rule-product decoders need the
+        # rule posteriors of a latent pass, which for it has one state per symbol).
         self.latent = (
             []
-            if self.decode in ("max-marginal", "max-bracket")
-            and not model.members
-            and int(model.states.max()) == 1
-            and model.form == "probabilistic"
-            and np.allclose(model.binary, model.coarse.binary)
-            else [LatentGrammar.from_model(m, dtype=dtype) for m in models]
+            if self.decode in ("max-marginal", "max-bracket") and arranged.bare_pcfg
+            else arranged.latent
         )
-        # An unknown word's back-off to every signature scores by pooled lexical rules, one
-        # per pre-terminal (``RulesByWord``), appended to each grammar's lexical parameters.
-        self.rules_by_word = RulesByWord(g, pooled=True)
-        self.coarse_lexical = self.rules_by_word.pool(model.coarse.lexical)
-        for lg in self.latent:
-            lg.lexical = self.rules_by_word.pool(lg.lexical)
-            lg.lexical_parent = self.rules_by_word.parent
+        self.rules_by_word = arranged.rules_by_word
+        self.coarse_lexical = arranged.coarse_lexical
         # The members of a product or ensemble trained on one treebank have the same rules,
         # so the chunk plans of their latent passes over the same allowed items are the same
         # but for the span scales: the first member plans, the others refresh its plans

@@ -7,8 +7,8 @@ The decoder a model wants is recorded in its model file by the learner that made
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.treebank.sentences import spans
@@ -130,17 +130,20 @@ class ParserOptions:
         check(self)
 
 
-def resolve_decoder(options: ParserOptions, model: Any, hint: str | None = None) -> str:
-    """The decoder ``options.decode`` names, ``auto`` resolved: max-marginal for an
-    ensemble combined by product (its scores are geometric means of the members'
+def resolve_decoder(
+    options: ParserOptions, decoders: Sequence[str], hint: str | None = None
+) -> str:
+    """The decoder ``options.decode`` names, ``auto`` resolved for a model whose ensemble's
+    models record ``decoders`` (``LPCFG.decoders``; one for a single model): max-marginal
+    for an ensemble combined by product (its scores are geometric means of the members'
     posteriors, not posteriors, so pooling them against a threshold means nothing), else
-    ``hint`` (the decoder of the learner still fitting ``model``), else the decoder the
-    model's file records (every member's, when they agree; max-marginal otherwise)."""
+    ``hint`` (the decoder of the learner still fitting the model), else the decoder the
+    models record (every member's, when they agree; max-marginal otherwise)."""
     if options.decode != "auto":
         return options.decode
-    if model.members and options.combine == "product":
+    if len(decoders) > 1 and options.combine == "product":
         return "max-marginal"
     if hint:
         return hint
-    wanted = {m.decoder() for m in (model, *model.members)}
+    wanted = set(decoders)
     return wanted.pop() if len(wanted) == 1 else "max-marginal"

@@ -32,6 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.files.streams import Pause
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.arranged import ArrangedModel
 from lpcfg_cli.parsing.parser import Parser, ParseResult, ParserOptions, ParseStats
 from lpcfg_cli.parsing.workers import Workers
 from lpcfg_cli.treebank.sentences import blocks
@@ -139,7 +140,7 @@ class StreamParser:
 
     def __init__(
         self,
-        model: LPCFG,
+        model: LPCFG | ArrangedModel,
         options: ParserOptions | None = None,
         *,
         jobs: int = 1,
@@ -245,7 +246,7 @@ class StreamParser:
 
 
 def parse_sentences(
-    model: LPCFG,
+    model: LPCFG | ArrangedModel,
     sentences: Sequence[Sequence[str]],
     options: ParserOptions | None = None,
     *,
@@ -259,7 +260,7 @@ def parse_sentences(
 
 
 def parse(
-    model: LPCFG,
+    model: LPCFG | ArrangedModel,
     sentences: Iterable[Sequence[str]],
     options: ParserOptions | None = None,
     *,
