@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import replace
 
 import numpy as np
@@ -21,7 +22,7 @@ from lpcfg_cli.parsing.arranged import ATTRIBUTES, MAGIC, ArrangedModel, _data_s
 from lpcfg_cli.parsing.parser import Parser, ParserOptions
 from lpcfg_cli.treebank.ptb import format_tree
 from lpcfg_cli.treebank.tree import leaves
-from tests.support import fit_em, invoke
+from tests.support import fit_em, invoke, lpcfg
 
 
 def _models():
@@ -262,3 +263,22 @@ def test_the_parse_command_uses_the_cache(models, cache, tmp_path):
         for r in Parser(em).parse(sentences)
     ]
     assert first.stdout.splitlines() == expected
+
+
+def test_parses_started_at_once_both_arrange_and_keep_one(models, cache, tmp_path):
+    """Two processes that find no arrangement both write one (each renamed into place
+    whole): both parse, and one file is left."""
+    em, _, _, sentences = models
+    path = tmp_path / "em.npz"
+    em.save(path)
+    text = tmp_path / "in.txt"
+    text.write_text("".join(" ".join(s) + "\n" for s in sentences))
+    procs = [
+        subprocess.Popen(lpcfg("parse", path, text), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    outs = [p.communicate() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert outs[0][0] == outs[1][0] and len(outs[0][0].splitlines()) == len(sentences)
+    assert len(_entries(cache)) == 1
+    assert not [p for p in cache.iterdir() if p.name.startswith(".")]

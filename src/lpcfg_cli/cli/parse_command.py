@@ -89,7 +89,10 @@ def command(
     more, such a sentence is first parsed with the grammar's projection without those
     annotations (also counted).
 
-    MODEL may be - to read the model file from stdin (INPUT is then a file).
+    MODEL may be - to read the model file from stdin (INPUT is then a file). The first
+    parse with a model file keeps the model arranged for parsing in a cache folder
+    (LPCFG_CACHE_DIR, by default the user's cache folder; off turns it off), so that
+    later parses with it start sooner.
 
     Input is read and trees are written as they are parsed (in blocks of sentences, and at
     once when the input pauses, as when typing), so memory stays flat on any input; a file

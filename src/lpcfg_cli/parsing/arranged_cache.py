@@ -22,6 +22,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import time
 
@@ -56,10 +57,12 @@ STALE_SECONDS = 3600
 @functools.lru_cache(maxsize=1)
 def code_stamp() -> str:
     """The lpcfg code that arranges a model: each of its sources' size and modification
-    time (an install or an edit changes them)."""
+    time (an install or an edit changes them), and the machine's byte order (a cache
+    folder may be shared by machines)."""
     stamps: list[str] = []
     _stamps(PACKAGE, len(PACKAGE), stamps)
     stamps.sort()
+    stamps.append(sys.byteorder)  # the arrays are stored in this machine's order
     return hashlib.blake2b("\n".join(stamps).encode(), digest_size=16).hexdigest()
 
 
