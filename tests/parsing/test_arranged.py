@@ -114,6 +114,10 @@ def test_a_bad_arrangement_file_is_refused(models, tmp_path):
 
     write(header)
     assert _parses(ArrangedModel.load(path)[0], models[3]) == _parses(em, models[3])
+    text = b"[1, 2]"  # JSON, not an object
+    path.write_bytes(MAGIC + len(text).to_bytes(8, "little") + text)
+    with pytest.raises(ValueError):
+        ArrangedModel.load(path)
 
     bad = tmp_path / "bad"
     for content in (b"", b"PK\x03\x04 an npz", data[:5], data[: len(data) // 2]):
@@ -127,6 +131,10 @@ def test_a_bad_arrangement_file_is_refused(models, tmp_path):
         {"arrays": {**header["arrays"], name: ["<f8", [10**9], 0]}},  # beyond the end
         {"arrays": {**header["arrays"], name: ["<f8", [1], 8]}},  # not aligned
         {"numbers": {}},
+        {"arrays": None},
+        {"arrays": {**header["arrays"], name: ["not a dtype", [1], 0]}},
+        {"arrays": {**header["arrays"], name: ["<f8", 7, 0]}},
+        {"latent": "two"},
     ):
         write({**header, **change})
         with pytest.raises(ValueError):

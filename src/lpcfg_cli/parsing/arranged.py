@@ -77,7 +77,7 @@ class ArrangedModel:
     @property
     def ensemble(self) -> bool:
         """Whether the model combines several models (an ensemble or product)."""
-        return len(self.latent) > 1
+        return len(self.decoders) > 1
 
     @classmethod
     def of(cls, model: LPCFG) -> ArrangedModel:
@@ -155,9 +155,9 @@ class ArrangedModel:
             index[name] = [a.dtype.str, list(a.shape), offset]
             offset += -(-a.nbytes // ALIGN) * ALIGN
         meta = {
+            **(header or {}),
             "format": FORMAT,
             "format_version": VERSION,
-            **(header or {}),
             "grammar": g.to_json(),
             "numbers": numbers,
             "latent": len(self.latent),
@@ -184,14 +184,17 @@ class ArrangedModel:
                 raise ValueError("not an arranged model")
             length = int.from_bytes(head[len(MAGIC) :], "little")
             meta = json.loads(fh.read(length).decode("utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError("an arranged model with a malformed header")
             if meta.get("format") != FORMAT or meta.get("format_version") != VERSION:
                 raise ValueError("an arranged model of another format version")
             mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
         start = _data_start(length)
-        arrays = {}
-        for name, (dtype, shape, offset) in meta["arrays"].items():
-            arrays[name] = _array(mapped, np.dtype(dtype), tuple(shape), start + offset)
         try:
+            arrays = {
+                name: _array(mapped, np.dtype(dtype), tuple(shape), start + int(offset))
+                for name, (dtype, shape, offset) in meta["arrays"].items()
+            }
             numbers = meta["numbers"]
             latent = [
                 _restore(LatentGrammar, f"latent{i}", numbers, arrays)
@@ -213,8 +216,8 @@ class ArrangedModel:
                 tuple(map(str, meta["decoders"])),
                 bool(meta["bare_pcfg"]),
             )
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"an arranged model with missing parts ({exc})") from None
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ValueError(f"an arranged model with missing or malformed parts ({exc})") from None
         return arranged, meta
 
 
