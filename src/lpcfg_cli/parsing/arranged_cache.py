@@ -5,15 +5,15 @@ the arranged-model cache).
 ``arrange(path)`` looks for the model file's arrangement in the cache folder, under a key
 made of the file's identity (real path, device, inode, size, modification time, as
 Python's bytecode cache and make judge a file unchanged) and of the lpcfg code that arranges
-it (its version and the size and modification time of each of its sources, so that an
-edited checkout never reads an arrangement of older code). On a miss it loads the model,
-arranges it and writes the arrangement (atomically: a file appears whole or not at all, and
-two processes arranging at once both succeed). The cache folder is ``LPCFG_CACHE_DIR``, or
-the user's cache folder (``~/.cache/lpcfg/arranged`` on Linux); ``LPCFG_CACHE_DIR=off``
-turns the cache off. The cache never decides whether a parse runs: a folder that cannot be
-written, a file that cannot be read or that another version wrote is a miss, and the model
-is arranged from its file as without a cache. The folder is kept under ``LIMIT`` bytes,
-dropping the arrangements used least recently.
+it (the size and modification time of each of its sources, so that an upgraded install or
+an edited checkout never reads an arrangement of older code, and the byte order). On a
+miss it loads the model, arranges it and writes the arrangement (atomically: a file
+appears whole or not at all, and two processes arranging at once both succeed). The cache
+folder is ``LPCFG_CACHE_DIR``, or the user's cache folder (``~/.cache/lpcfg/arranged`` on
+Linux); ``LPCFG_CACHE_DIR=off`` turns the cache off. The cache never decides whether a
+parse runs: a folder that cannot be written, a file that cannot be read or that another
+version wrote is a miss, and the model is arranged from its file as without a cache. The
+folder is kept under ``LIMIT`` bytes, dropping the arrangements used least recently.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def _keep(folder: str, entry: str, arranged: ArrangedModel, source: dict[str, ob
         os.replace(tmp, entry)
         tmp = None
         prune(folder, LIMIT, keep=entry)
-    except OSError:
+    except (OSError, ValueError, TypeError):  # the parse goes on without keeping it
         pass
     finally:
         if tmp is not None:
