@@ -147,9 +147,9 @@ class ArrangedModel:
                 "coarse_lexical": self.coarse_lexical,
             }
         )
+        arrays = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
         index, offset = {}, 0
         for name, a in arrays.items():
-            a = np.ascontiguousarray(a)
             if a.dtype.kind not in "biuf":
                 raise TypeError(f"array {name} is not numeric ({a.dtype})")
             index[name] = [a.dtype.str, list(a.shape), offset]
@@ -170,8 +170,8 @@ class ArrangedModel:
         fh.write(MAGIC + len(text).to_bytes(8, "little") + text)
         fh.write(b"\0" * (start - len(MAGIC) - 8 - len(text)))
         for a in arrays.values():
-            data = np.ascontiguousarray(a).tobytes()
-            fh.write(data + b"\0" * (-len(data) % ALIGN))
+            fh.write(a.data)
+            fh.write(b"\0" * (-a.nbytes % ALIGN))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> tuple[ArrangedModel, dict[str, Any]]:
