@@ -58,6 +58,22 @@ def test_train_then_perplexity_json_equals_the_library(d, method):
     )
 
 
+def test_skip_unknown_leaves_unknown_words_out_of_the_perplexity(d):
+    """--skip-unknown: "bird" and "flew" are not predicted (tokens 9 - 2), as the paper's
+    NYT figures and SRILM count; the figure equals the library's on the skipped events."""
+    assert invoke("train", "--method", "kn2", d / "train.txt", "-o", d / "m.npz").exit_code == 0
+    res = invoke("perplexity", "--skip-unknown", "--json", d / "m.npz", d / "test.txt")
+    assert res.exit_code == 0, res.stderr
+    model = load_model(d / "m.npz")
+    want = perplexity(model, model.vocab.events(sentences(TEST), 2, skip_unknown=True))
+    got = json.loads(res.stdout)
+    assert got == {"perplexity": pytest.approx(want.perplexity, rel=1e-12), "tokens": 7, "oov": 2}
+    scored = json.loads(invoke("perplexity", "--json", d / "m.npz", d / "test.txt").stdout)
+    assert scored["tokens"] == 9 and scored["perplexity"] != got["perplexity"]
+    human = invoke("perplexity", "--skip-unknown", d / "m.npz", d / "test.txt").stdout
+    assert human.endswith("on 7 tokens (2 out of vocabulary, left out)\n")
+
+
 def test_aggregate_training_reports_its_iterations_as_train_does(d):
     """`lm train`'s progress lines are worded as `lpcfg train`'s EM lines (`iteration   1,
     train loglik ..., dev ..., 0.0 s`), with one line per pivot smoothing run; they were

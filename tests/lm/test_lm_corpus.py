@@ -135,6 +135,19 @@ def test_perplexity_equals_a_hand_computation():
     assert result.to_dict() == {"perplexity": result.perplexity, "tokens": 9, "oov": 2}
     np.testing.assert_allclose(token_log_probs(model, text, batch=2), np.log(probs))
     assert perplexity(model, text, batch=1) == result
+    # Unknown words left out (skip_unknown: the paper's NYT convention): x and y are not
+    # predicted, the <unk> they leave in the context stays.
+    skipped = perplexity(model, vocab.events(text, 2, skip_unknown=True))
+    kept = [0.3, 0.2, 0.6, 0.5, 0.4, 0.2, 0.6]
+    assert skipped.tokens == 7 and skipped.oov == 2
+    assert skipped.perplexity == pytest.approx(math.exp(-sum(map(math.log, kept)) / 7))
+    same = vocab.events([["a", "b"], ["b"]], 2, skip_unknown=True)
+    plain = vocab.events([["a", "b"], ["b"]], 2)
+    np.testing.assert_array_equal(same.next, plain.next)
+    np.testing.assert_array_equal(same.context, plain.context)
+    trigrams = vocab.events(text, 3, skip_unknown=True)
+    assert trigrams.next.tolist() == [3, 4, 1, 1, 4, 4, 1]
+    assert trigrams.context.tolist() == [[0, 0], [3, 2], [2, 4], [0, 2], [0, 0], [0, 4], [4, 4]]
 
 
 @pytest.mark.slow

@@ -137,13 +137,22 @@ def train(
     is_flag=True,
     help='JSON output: {"perplexity": float, "tokens": int, "oov": int}.',
 )
+@click.option(
+    "--skip-unknown",
+    is_flag=True,
+    help="Leave words outside the vocabulary out of the perplexity (SRILM's convention, and "
+    "Cohen & Collins's for NYT) instead of scoring them as <unk>.",
+)
 @encoding_option
-def perplexity(model: str, text: str, output: str, as_json: bool, encoding: str) -> None:
+def perplexity(
+    model: str, text: str, output: str, as_json: bool, skip_unknown: bool, encoding: str
+) -> None:
     """Perplexity of language MODEL on TEXT (one sentence per line; '-' for stdin).
 
     Every word and the end of each sentence is predicted (tokens = words + sentences);
-    words outside the model's vocabulary are scored as <unk> and counted as OOV. One line
-    on stdout (or -o FILE); a probability of zero gives perplexity inf (null in JSON).
+    words outside the model's vocabulary are scored as <unk> (or, with --skip-unknown, not
+    predicted: tokens leaves them out) and counted as OOV. One line on stdout (or -o FILE);
+    a probability of zero gives perplexity inf (null in JSON).
 
     \b
     Examples:
@@ -155,7 +164,7 @@ def perplexity(model: str, text: str, output: str, as_json: bool, encoding: str)
     lm = load_model(model)
     sentences = _read(text, "text", encoding)
     t0 = time.perf_counter()
-    result = text_perplexity(lm, sentences)
+    result = text_perplexity(lm, lm.vocab.events(sentences, lm.order, skip_unknown=skip_unknown))
     report(f"scored {len(sentences)} sentences in {time.perf_counter() - t0:.1f} s")
     if as_json:
         figures = result.to_dict()
@@ -165,7 +174,8 @@ def perplexity(model: str, text: str, output: str, as_json: bool, encoding: str)
     else:
         line = (
             f"perplexity {result.perplexity:.2f} on {result.tokens} tokens "
-            f"({result.oov} out of vocabulary, scored as <unk>)"
+            f"({result.oov} out of vocabulary, "
+            f"{'left out' if skip_unknown else 'scored as <unk>'})"
         )
     with atomic_output(output, encoding=encoding) as fh:
         fh.write(line + "\n")

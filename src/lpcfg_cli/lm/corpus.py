@@ -226,10 +226,25 @@ class Vocabulary:
         ids[unknown] = self.UNK_ID
         return Encoded(ids, offsets, unknown)
 
-    def events(self, sentences: Sequence[Sentence] | Encoded, order: int) -> Events:
-        """The n-gram events of ``sentences`` for a model of ``order`` (2: bigrams)."""
+    def events(
+        self, sentences: Sequence[Sentence] | Encoded, order: int, *, skip_unknown: bool = False
+    ) -> Events:
+        """The n-gram events of ``sentences`` for a model of ``order`` (2: bigrams).
+
+        ``skip_unknown`` drops the events that predict a word outside the vocabulary (their
+        ``oov`` still counts them; an unknown word in a later event's context stays
+        ``<unk>``): the convention of Cohen & Collins (2014, section 8) for NYT, SRILM's
+        for words outside its vocabulary. By default they are predicted as ``<unk>``."""
         encoded = sentences if isinstance(sentences, Encoded) else self.encode(sentences)
         context, nxt = ngram_events(encoded, order, self.BOS_ID, self.EOS_ID)
+        if skip_unknown and encoded.oov:
+            # Events are each sentence's words then its </s>; </s> is never unknown.
+            lengths = np.diff(encoded.offsets) + 1
+            is_end = np.zeros(len(nxt), dtype=bool)
+            is_end[np.cumsum(lengths) - 1] = True
+            unknown = np.zeros(len(nxt), dtype=bool)
+            unknown[~is_end] = encoded.unknown
+            context, nxt = context[~unknown], nxt[~unknown]
         return Events(context, nxt, encoded.oov)
 
     def bigram_counts(self, sentences: Sequence[Sentence] | Encoded) -> sp.csr_matrix:
