@@ -20,7 +20,7 @@ JOBS   ?= 2
 FIGURES ?= docs/figures
 BERKELEY ?=
 
-.PHONY: test test-slow data demo bench consistency clean brown figures
+.PHONY: test test-slow data demo bench consistency clean brown standin figures
 
 test: $(SETUP)
 	$(PYTHON) -m pytest -q
@@ -58,7 +58,7 @@ consistency: $(SETUP)
 # Every figure of the docs, from real runs (PNG + the JSON drawn, in $(FIGURES)); several
 # hours on 2 cores, table1.py the most of it (it resumes where it stopped). BERKELEY=DIR
 # (the folder of the Berkeley parser's parse.sh) puts it on the speed figure.
-figures: data brown
+figures: data brown standin
 	$(PYTHON) scripts/learning_curves.py --data $(DATA) --jobs $(JOBS) \
 	  --plot $(FIGURES)/learning_curves
 	test -f $(MODELS)/em.npz || $(LPCFG) train --config configs/em16.toml \
@@ -69,7 +69,9 @@ figures: data brown
 	  --plot $(FIGURES)/consistency
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 --target recursive \
 	  --plot $(FIGURES)/consistency_recursive
-	$(PYTHON) scripts/lm_brown.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
+	$(PYTHON) scripts/lm_table2.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
+	$(PYTHON) scripts/lm_table2.py --corpus standin --data $(DATA)/standin \
+	  --plot $(FIGURES)/standin_perplexity
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --plot $(FIGURES)/wcfg_kl
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --name wcfg_random_3x6 --states 3 \
 	  --symbols 6 --targets 50 --sizes 1000,10000,100000,1000000 --kl-length 7 \
@@ -79,9 +81,16 @@ figures: data brown
 clean:
 	rm -rf $(MODELS) out $(SYNTHETIC_DATA)
 
-# The Brown corpus split of the language-model experiments (nltk's brown corpus, found
-# through NLTK_DATA): data/brown/{train,dev,test}.txt, one sentence per line.
+# The corpus splits of the language-model experiments (nltk's corpora, found through
+# NLTK_DATA): data/brown/ and data/standin/ (the NYT stand-in: `python -m nltk.downloader
+# movie_reviews abc masc_tagged pros_cons state_union webtext subjectivity
+# sentence_polarity inaugural product_reviews_1 product_reviews_2`) hold train.txt,
+# dev.txt, dev1.txt, dev2.txt and test.txt, one sentence per line.
 brown: $(DATA)/brown/train.txt
+standin: $(DATA)/standin/train.txt
 
-$(DATA)/brown/train.txt: scripts/brown_data.py | $(SETUP)
-	$(PYTHON) scripts/brown_data.py --out $(DATA)/brown
+$(DATA)/brown/train.txt: scripts/lm_data.py | $(SETUP)
+	$(PYTHON) scripts/lm_data.py --out $(DATA)/brown
+
+$(DATA)/standin/train.txt: scripts/lm_data.py | $(SETUP)
+	$(PYTHON) scripts/lm_data.py --corpus standin --out $(DATA)/standin

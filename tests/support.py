@@ -89,10 +89,12 @@ TREE = (
 
 
 def load_script(name: str) -> ModuleType:
-    """``scripts/NAME.py`` as a module (the scripts are files, not a package)."""
+    """``scripts/NAME.py`` as a module (the scripts are files, not a package), registered
+    in ``sys.modules`` as an import would be (dataclasses look their module up there)."""
     spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 

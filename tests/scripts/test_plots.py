@@ -118,7 +118,7 @@ def test_wcfg_plot_draws_the_geometric_means(scripts, tmp_path):
 
 
 def test_brown_plot_averages_seeds_beside_the_paper(scripts, tmp_path):
-    from lm_brown import PAPER, plot
+    from lm_table2 import PAPER_TABLES, plot
 
     rows = [{"method": m, "states": s, "seed": seed, "dev2": 100.0 * s + seed}
             for m in ("em", "pivot", "pivot+em") for s in (2, 4) for seed in (0, 1)]  # fmt: skip
@@ -127,7 +127,10 @@ def test_brown_plot_averages_seeds_beside_the_paper(scripts, tmp_path):
     em = ours["series"][0]
     assert em["y"] == [200.5, 400.5] and em["yerr"] == pytest.approx([0.5**0.5] * 2)
     assert ours["series"][-1]["y"] == [380.0, 380.0]
-    assert paper["series"][0]["y"] == PAPER["em"][0]
+    assert paper["series"][0]["y"] == PAPER_TABLES["brown"]["em"][0]
+    result["corpus"] = "standin"
+    _, nyt = spec(plot(tmp_path / "s", result, [2, 4]))["panels"]
+    assert nyt["title"].endswith("NYT") and nyt["series"][0]["y"][0] == 926
 
 
 def test_table1_plot_has_ours_and_the_paper(scripts, tmp_path):

@@ -1,4 +1,4 @@
-"""scripts/lm_brown.py: the Brown table of Cohen & Collins (2014, section 8), run end to end
+"""scripts/lm_table2.py: table 2 of Cohen & Collins (2014, section 8), run end to end
 on a small planted corpus (the real run takes 9 minutes and is the README's table)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import numpy as np
 
 from tests.support import SCRIPTS, load_script
 
-SCRIPT = SCRIPTS / "lm_brown.py"
-lm_brown = load_script("lm_brown")
+SCRIPT = SCRIPTS / "lm_table2.py"
+lm_table2 = load_script("lm_table2")
 
 
 def test_reach_counts_iterations_from_the_pivot_start() -> None:
-    reach = lm_brown.reach
+    reach = lm_table2.reach
     assert reach([130.0, 102.0, 101.0], 100.0) == 1  # within 2 %: at most 102
     assert reach([130.0, 102.5, 101.0], 100.0) == 2
     assert reach([101.0], 100.0) == 0
@@ -63,9 +63,9 @@ def test_runs_and_reports_both_reach_counts(tmp_path: Path) -> None:
         for seed in (0, 1):
             history = rows[("pivot+em", m, seed)]["dev1_history"]
             own = rows[("em", m, seed)]["dev1_best"]
-            assert rows[("pivot+em", m, seed)]["reach_em_best"] == lm_brown.reach(history, own)
+            assert rows[("pivot+em", m, seed)]["reach_em_best"] == lm_table2.reach(history, own)
         expected = "/".join(
-            str(lm_brown.reach(rows[("pivot+em", m, s)]["dev1_history"], em_mean[m]))
+            str(lm_table2.reach(rows[("pivot+em", m, s)]["dev1_history"], em_mean[m]))
             for s in (0, 1)
         )
         assert f"m = {m}: {expected}" in table.split("Against the mean")[1].splitlines()[0]
@@ -103,3 +103,43 @@ def test_corpus_sizes_train_each_method_on_the_first_fractions(tmp_path: Path) -
     assert "| 0.25 of train | 1 of train |" in table and "(1.0x) |" in table
     bad = _run(tmp_path, "--out", str(out), "--states", "2,4", "--fractions", "0.5")
     assert bad.returncode == 2 and "one value of m" in bad.stderr
+
+
+def test_standin_prepares_and_scores_as_the_paper_does_for_nyt(tmp_path: Path) -> None:
+    """--corpus standin: words seen fewer than 20 times in train are <unk> (Kneser-Ney
+    alike), unknown words of dev and test are not predicted, dev's halves are dev1.txt
+    and dev2.txt, and the paper's NYT column is beside ours."""
+    rng = np.random.default_rng(2)
+    text = {name: _corpus(rng, n) for name, n in (("train", 300), ("dev1", 50), ("dev2", 50),
+                                                   ("test", 40))}  # fmt: skip
+    text["train"] += "rare1 a1 rare2\nrare2 b1\n"  # seen 1 and 2 times: below 20
+    text["dev2"] += "rare1 a1 unseen\n"
+    for name, body in text.items():
+        (tmp_path / f"{name}.txt").write_text(body)
+    out = tmp_path / "s"
+    res = _run(tmp_path, "--corpus", "standin", "--out", str(out), "--states", "2",
+               "--seeds", "0")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    result = json.loads(out.with_suffix(".json").read_text())
+    assert result["vocabulary"] == 3 + 8 and result["min_count"] == 20
+    dev2 = [line.split() for line in text["dev2"].splitlines()]
+    words = sum(map(len, dev2))
+    assert result["scored"]["dev2"] == {"predictions": words + len(dev2) - 2, "oov": 2}
+    table = out.with_suffix(".md").read_text()
+    assert "(926) |" in table and "(271) |" in table and "(267) |" in table
+    assert result["tokens"]["dev"] == words + sum(len(x.split()) for x in text["dev1"].split("\n"))
+    brown = _run(tmp_path, "--out", str(tmp_path / "b"), "--states", "2", "--seeds", "0")
+    assert brown.returncode == 0, brown.stderr
+    scored = json.loads((tmp_path / "b.json").read_text())["scored"]["dev2"]
+    assert scored == {"predictions": words + len(dev2), "oov": 2}
+
+
+def test_lm_data_names_a_missing_nltk_corpus(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, str(SCRIPTS / "lm_data.py"), "--corpus", "standin",
+         "--corpora", "no_such_corpus", "--out", str(tmp_path / "d")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 2
+    assert res.stderr.startswith("lm_data: error: the NLTK corpus 'no_such_corpus'")
+    assert not (tmp_path / "d").exists()

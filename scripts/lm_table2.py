@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""Reproduce the Brown half of Table 2 of Cohen & Collins (2014): the aggregate bigram model
-learned by EM, pivot and pivot+EM for every m, with Kneser-Ney baselines.
+"""Reproduce Table 2 of Cohen & Collins (2014): the aggregate bigram model learned by EM,
+pivot and pivot+EM for every m, with Kneser-Ney baselines, on Brown or on the stand-in for
+the paper's NYT corpus (``--corpus``, the folder ``scripts/lm_data.py`` writes).
 
 Each aggregate model picks its EM iterations (and the pivot step's smoothing) on the first
 half of dev; the table gives the perplexity of the second half, the EM iterations chosen, the
 training time, and for each method the test perplexity of its model best on dev (second
-half), as the paper does. Perplexity counts every word and every ``</s>``, unknown words as
-``<unk>`` (``lpcfg_cli.lm.perplexity``), the same for every method. Writes markdown and JSON.
+half), as the paper does. Each corpus is prepared as the paper prepares it (section 8):
 
-    python scripts/lm_brown.py --data data/brown --out out/lm_brown [--plot PATH]
-    python scripts/lm_brown.py --prior 5 --out out/lm_brown_prior   # MAP EM (not the paper's)
-    python scripts/lm_brown.py --fractions 0.25,0.5,1 --states 128 --out out/lm_brown_sizes
+* Brown: training words seen once are ``<unk>``; perplexity counts every word and every
+  ``</s>``, unknown words as ``<unk>`` (``lpcfg_cli.lm.perplexity``).
+* the stand-in (NYT): training words seen fewer than 20 times are ``<unk>``; unknown words
+  of dev and test are left out of perplexity (``Vocabulary.events(skip_unknown=True)``).
+
+The same for every method, Kneser-Ney included. Writes markdown and JSON.
+
+    python scripts/lm_table2.py --data data/brown --out out/lm_brown [--plot PATH]
+    python scripts/lm_table2.py --prior 5 --out out/lm_brown_prior   # MAP EM (not the paper's)
+    python scripts/lm_table2.py --fractions 0.25,0.5,1 --states 128 --out out/lm_brown_sizes
+    python scripts/lm_table2.py --corpus standin --out out/lm_standin
 
 With ``--fractions`` it writes instead the time-against-corpus-size table of the paper's
 large-data claim (section 8: the pivot method's cost grows more slowly with the corpus
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,37 +40,96 @@ import numpy as np
 
 from lpcfg_cli.lm import kneserney
 from lpcfg_cli.lm.aggregate import OPTIONS, fit_aggregate
-from lpcfg_cli.lm.corpus import Vocabulary, brown_split, read_corpus
+from lpcfg_cli.lm.corpus import Events, Vocabulary, brown_split, read_corpus
 from lpcfg_cli.lm.kneserney import KNOptions
 from lpcfg_cli.lm.perplexity import halves, perplexity
 
 STATES = (2, 4, 8, 16, 32, 128, 256)
 METHODS = ("em", "pivot", "pivot+em")
-# Table 2 of the paper, Brown: perplexity of the second half of dev per m, then test; EM
-# iterations below (None where the paper gives none).
-PAPER = {
-    "em": ([737, 599, 488, 468, 430, 388, 365], 364),
-    "pivot": ([852, 718, 605, 559, 537, 426, 597], 560),
-    "pivot+em": ([758, 582, 502, 425, 374, 310, 327], 337),
+# Table 2 of the paper: perplexity of the second half of dev per m, then test; EM
+# iterations (None where the paper gives none); the Kneser-Ney baselines (dev, test). The
+# text of the table as extracted also holds four stray figures (5, 504, "1 35 257", 201)
+# that fit no cell; they are left out.
+PAPER_TABLES = {
+    "brown": {
+        "em": ([737, 599, 488, 468, 430, 388, 365], 364),
+        "pivot": ([852, 718, 605, 559, 537, 426, 597], 560),
+        "pivot+em": ([758, 582, 502, 425, 374, 310, 327], 337),
+    },
+    "standin": {
+        "em": ([926, 733, 562, 420, 361, 284, 265], 267),
+        "pivot": ([1227, 1264, 896, 717, 738, 782, 886], 715),
+        "pivot+em": ([898, 754, 553, 441, 394, 279, 292], 281),
+    },
 }
-PAPER_ITERATIONS = {
-    "em": [14, 14, 19, 12, 10, 9, 8],
-    "pivot+em": [2, 3, 2, 1, 1, 1, None],
+PAPER_ITERATIONS_TABLES = {
+    "brown": {"em": [14, 14, 19, 12, 10, 9, 8], "pivot+em": [2, 3, 2, 1, 1, 1, None]},
+    "standin": {"em": [36, 39, 42, 33, 38, 35, 32], "pivot+em": [20, 14, 13, 15, 10, 19, 12]},
 }
-PAPER_KN = {"kn2": (408, 415), "kn3": (386, 394)}
+PAPER_KN_TABLES = {
+    "brown": {"kn2": (408, 415), "kn3": (386, 394)},
+    "standin": {"kn2": (271, 279), "kn3": (150, 158)},
+}
+PAPER_NAME = {"brown": "Brown", "standin": "NYT"}
+# The paper's preparation of each corpus (section 8): the vocabulary's threshold (words
+# seen at least this often) and whether unknown words are left out of perplexity.
+MIN_COUNT = {"brown": 2, "standin": 20}
+SKIP_UNKNOWN = {"brown": False, "standin": True}
 
 
 def load(folder: Path) -> dict[str, list[list[str]]]:
-    """The split written by ``make brown``, or made from nltk's corpus if it is missing."""
-    if (folder / "train.txt").exists():
-        return {name: read_corpus(folder / f"{name}.txt") for name in ("train", "dev", "test")}
-    return brown_split()
+    """The split written by ``scripts/lm_data.py`` (train, dev1, dev2, test; dev = dev1 then
+    dev2), or Brown's made from nltk's corpus if the folder has none. A folder without the
+    dev halves has them cut from dev.txt by ``halves``."""
+    if not (folder / "train.txt").exists():
+        parts = brown_split()
+    else:
+        names = ["train", "dev", "test"]
+        if (folder / "dev1.txt").exists() and (folder / "dev2.txt").exists():
+            names = ["train", "dev1", "dev2", "test"]
+        parts = {name: read_corpus(folder / f"{name}.txt") for name in names}
+    if "dev1" in parts:
+        parts["dev"] = parts["dev1"] + parts["dev2"]
+    else:
+        parts["dev1"], parts["dev2"] = halves(parts["dev"])
+    return parts
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a run prepares and scores its corpus: the vocabulary's threshold and whether
+    unknown words are left out of perplexity."""
+
+    corpus: str
+    min_count: int
+    skip_unknown: bool
+
+    def vocabulary(self, sentences: list[list[str]]) -> Vocabulary:
+        return Vocabulary.build(sentences, self.min_count)
+
+    def events(self, vocab: Vocabulary, sentences: list[list[str]], order: int = 2) -> Events:
+        return vocab.events(sentences, order, skip_unknown=self.skip_unknown)
+
+    def baseline(self, train: list[list[str]], order: int) -> Any:
+        return kneserney.estimate(train, KNOptions(order=order, rare=self.min_count - 1))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="data/brown", help="folder written by `make brown`")
-    ap.add_argument("--out", default="out/lm_brown", help="writes OUT.md and OUT.json")
+    ap.add_argument(
+        "--corpus",
+        choices=("brown", "standin"),
+        default="brown",
+        help="the paper's column beside ours and the corpus's preparation (default: brown)",
+    )
+    ap.add_argument("--data", default=None, help="folder written by lm_data.py (data/CORPUS)")
+    ap.add_argument("--out", default=None, help="writes OUT.md and OUT.json (out/lm_CORPUS)")
+    ap.add_argument(
+        "--min-count",
+        type=int,
+        default=None,
+        help="training words seen fewer times are <unk> (default: brown 2, standin 20)",
+    )
     ap.add_argument("--states", default=",".join(map(str, STATES)), help="values of m")
     ap.add_argument("--seeds", default="0,1,2", help="seeds; each cell is their mean and sd")
     ap.add_argument(
@@ -80,6 +148,12 @@ def main() -> int:
     args = ap.parse_args()
     states = [int(x) for x in args.states.split(",")]
     seeds = [int(x) for x in args.seeds.split(",")]
+    min_count = MIN_COUNT[args.corpus] if args.min_count is None else args.min_count
+    if min_count < 1:
+        ap.error("--min-count: at least 1")
+    setting = Setting(args.corpus, min_count, SKIP_UNKNOWN[args.corpus])
+    args.data = args.data or f"data/{args.corpus}"
+    args.out = args.out or f"out/lm_{args.corpus}"
 
     t0 = time.perf_counter()
     parts = load(Path(args.data))
@@ -89,8 +163,9 @@ def main() -> int:
         fractions = [float(x) for x in args.fractions.split(",")]
         if not fractions or any(not 0 < f <= 1 for f in fractions):
             ap.error("--fractions: each fraction in (0, 1]")
-        result = corpus_sizes(parts, fractions, states[0], seeds, args.prior)
+        result = corpus_sizes(parts, fractions, states[0], seeds, args.prior, setting)
         result["seconds"] = time.perf_counter() - t0
+        result["corpus"] = args.corpus
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
@@ -98,12 +173,13 @@ def main() -> int:
         print(sizes_markdown(result))
         return 0
     train, dev, test = parts["train"], parts["dev"], parts["test"]
-    dev1, dev2 = halves(dev)
-    vocab = Vocabulary.build(train)
+    vocab = setting.vocabulary(train)
     counts = vocab.bigram_counts(train)
-    dev1_events = vocab.events(dev1, 2)
+    dev1_events = setting.events(vocab, parts["dev1"])
+    dev2_events = setting.events(vocab, parts["dev2"])
+    test_events = setting.events(vocab, test)
     print(
-        f"lm_brown: {sum(map(len, train))} / {sum(map(len, dev))} / {sum(map(len, test))} "
+        f"lm_table2: {sum(map(len, train))} / {sum(map(len, dev))} / {sum(map(len, test))} "
         f"tokens, {len(vocab)} ids, {counts.nnz} distinct training bigrams "
         f"({time.perf_counter() - t0:.1f} s)",
         flush=True,
@@ -115,7 +191,9 @@ def main() -> int:
         for m in states:
             em_best = float("inf")
             for method in METHODS:
-                model, row = fit_row(method, m, seed, args.prior, vocab, counts, dev1_events, dev2)
+                model, row = fit_row(
+                    method, m, seed, args.prior, vocab, counts, dev1_events, dev2_events
+                )
                 if method == "em":
                     em_best = min(h["dev_perplexity"] for h in model.meta["history"])
                     row["dev1_best"] = em_best
@@ -123,26 +201,31 @@ def main() -> int:
                     row["dev1_history"] = [h["dev_perplexity"] for h in model.meta["history"]]
                     row["reach_em_best"] = reach(row["dev1_history"], em_best)
                 rows.append(row)
-                print(f"lm_brown: {json.dumps(row)}", flush=True)
+                print(f"lm_table2: {json.dumps(row)}", flush=True)
                 if method not in best or row["dev2"] < best[method][0]:
                     best[method] = (row["dev2"], model)
         for method, (_, model) in best.items():
-            tests[method].append(perplexity(model, test).perplexity)
+            tests[method].append(perplexity(model, test_events).perplexity)
     baselines = {}
     for order in (2, 3):
         t1 = time.perf_counter()
-        kn = kneserney.estimate(train, KNOptions(order=order))
+        kn = setting.baseline(train, order)
         baselines[f"kn{order}"] = {
-            "dev2": perplexity(kn, dev2).perplexity,
-            "test": perplexity(kn, test).perplexity,
+            "dev2": perplexity(kn, setting.events(kn.vocab, parts["dev2"], order)).perplexity,
+            "test": perplexity(kn, setting.events(kn.vocab, test, order)).perplexity,
             "seconds": time.perf_counter() - t1,
         }
+    scored = {"dev2": dev2_events, "test": test_events}
     result = {
+        "corpus": args.corpus,
+        "min_count": min_count,
+        "skip_unknown": setting.skip_unknown,
+        "scored": {k: {"predictions": len(e), "oov": e.oov} for k, e in scored.items()},
         "rows": rows,
         "test": tests,
         "baselines": baselines,
         "seconds": time.perf_counter() - t0,
-        "tokens": {name: sum(map(len, p)) for name, p in parts.items()},
+        "tokens": {name: sum(map(len, parts[name])) for name in ("train", "dev", "test")},
         "vocabulary": len(vocab),
         "seeds": seeds,
         "prior": args.prior,
@@ -164,8 +247,8 @@ def fit_row(
     prior: float,
     vocab: Vocabulary,
     counts: Any,
-    dev1_events: Any,
-    dev2: list[list[str]],
+    dev1_events: Events,
+    dev2_events: Events,
 ) -> tuple[Any, dict[str, Any]]:
     """One aggregate model trained (EM iterations chosen on ``dev1_events``) and its row:
     seed, method, m, training seconds (scoring left out), EM iterations, the pivot step's
@@ -178,7 +261,7 @@ def fit_row(
         "seed": seed,
         "method": method,
         "states": m,
-        "dev2": perplexity(model, dev2).perplexity,
+        "dev2": perplexity(model, dev2_events).perplexity,
         "em_iterations": model.meta.get("em_iterations"),
         "smoothing": model.meta.get("smoothing"),
         "seconds": seconds,
@@ -191,21 +274,22 @@ def corpus_sizes(
     m: int,
     seeds: list[int],
     prior: float = 0.0,
+    setting: Setting = Setting("brown", 2, False),
 ) -> dict[str, Any]:
     """Every method at ``m`` trained on the first ``fraction`` of the training sentences,
     each with the vocabulary of its own text; per (method, fraction, seed): training
     seconds, EM iterations, perplexity of the second half of dev. Each seed trains all three
     methods on every fraction before the next seed, so that a drift in the machine's speed
     hits every cell alike."""
-    train, dev = parts["train"], parts["dev"]
-    dev1, dev2 = halves(dev)
+    train = parts["train"]
     sizes, rows = [], []
     prepared = []
     for f in sorted(fractions):
         part = train[: max(1, round(f * len(train)))]
-        vocab = Vocabulary.build(part)
+        vocab = setting.vocabulary(part)
         counts = vocab.bigram_counts(part)
-        prepared.append((f, vocab, counts, vocab.events(dev1, 2)))
+        events = [setting.events(vocab, parts[name]) for name in ("dev1", "dev2")]
+        prepared.append((f, vocab, counts, events))
         sizes.append(
             {
                 "fraction": f,
@@ -216,12 +300,12 @@ def corpus_sizes(
             }
         )
     for seed in seeds:
-        for f, vocab, counts, dev1_events in prepared:
+        for f, vocab, counts, (dev1_events, dev2_events) in prepared:
             for method in METHODS:
-                _, row = fit_row(method, m, seed, prior, vocab, counts, dev1_events, dev2)
+                _, row = fit_row(method, m, seed, prior, vocab, counts, dev1_events, dev2_events)
                 row["fraction"] = f
                 rows.append(row)
-                print(f"lm_brown: {json.dumps(row)}", flush=True)
+                print(f"lm_table2: {json.dumps(row)}", flush=True)
     return {"states": m, "seeds": seeds, "prior": prior, "sizes": sizes, "rows": rows}
 
 
@@ -275,7 +359,9 @@ def plot(path: Path, result: dict[str, Any], states: list[int]) -> Path:
 
     ours = Panel("lpcfg (mean ± sd over seeds)", "latent states m", "perplexity, dev 2nd half",
                  logx=True)  # fmt: skip
-    paper = Panel("Cohen & Collins (2014), table 2, Brown", "latent states m",
+    corpus = result.get("corpus", "brown")
+    paper_table, paper_kn = PAPER_TABLES[corpus], PAPER_KN_TABLES[corpus]
+    paper = Panel(f"Cohen & Collins (2014), table 2, {PAPER_NAME[corpus]}", "latent states m",
                   "perplexity, dev 2nd half", logx=True)  # fmt: skip
     for method in METHODS:
         ms = [m for m in states if any(r["method"] == method and r["states"] == m
@@ -285,12 +371,13 @@ def plot(path: Path, result: dict[str, Any], states: list[int]) -> Path:
         ours.series.append(Series(method, ms, [float(np.mean(v)) for v in values],
                                   [float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
                                    for v in values]))  # fmt: skip
-        paper.series.append(Series(method, list(STATES), PAPER[method][0]))
+        paper.series.append(Series(method, list(STATES), paper_table[method][0]))
     for name, b in result["baselines"].items():
         label = {"kn2": "bigram KN", "kn3": "trigram KN"}[name]
         ours.series.append(level_line(label, states, b["dev2"]))
-        paper.series.append(level_line(label, STATES, PAPER_KN[name][0]))
-    return draw(path, [ours, paper], "Brown perplexity against m")
+        paper.series.append(level_line(label, STATES, paper_kn[name][0]))
+    title = {"brown": "Brown", "standin": "The NYT stand-in"}[corpus]
+    return draw(path, [ours, paper], f"{title}: perplexity against m")
 
 
 def reach(history: list[float], target: float) -> int | None:
@@ -314,24 +401,27 @@ def markdown(result: dict[str, Any], states: list[int]) -> str:
     head = "| method | " + " | ".join(f"m = {m}" for m in states) + " | test |"
     lines = [head, "|---" * (len(states) + 2) + "|"]
     paper_m = {m: i for i, m in enumerate(STATES)}
+    corpus = result.get("corpus", "brown")
+    paper_table, paper_kn = PAPER_TABLES[corpus], PAPER_KN_TABLES[corpus]
+    paper_iterations = PAPER_ITERATIONS_TABLES[corpus]
     for method in METHODS:
         ppl, its, secs = [], [], []
         for m in states:
             rs = cells.get((method, m), [])
-            paper = PAPER[method][0][paper_m[m]] if m in paper_m else None
+            paper = paper_table[method][0][paper_m[m]] if m in paper_m else None
             ppl.append(f"{_mean_sd([r['dev2'] for r in rs])} ({paper})" if rs else "")
             if method != "pivot":
-                p_it = PAPER_ITERATIONS[method][paper_m[m]] if m in paper_m else None
+                p_it = paper_iterations[method][paper_m[m]] if m in paper_m else None
                 mine = "/".join(str(r["em_iterations"]) for r in rs)
                 its.append(f"{mine} ({p_it if p_it is not None else '-'})")
             secs.append(f"{np.mean([r['seconds'] for r in rs]):.0f} s" if rs else "")
         test = _mean_sd(result["test"][method]) if result["test"][method] else ""
-        lines.append(f"| {method} | " + " | ".join(ppl) + f" | {test} ({PAPER[method][1]}) |")
+        lines.append(f"| {method} | " + " | ".join(ppl) + f" | {test} ({paper_table[method][1]}) |")
         if its:
             lines.append(f"| {method} EM iterations | " + " | ".join(its) + " | |")
         lines.append(f"| {method} training time | " + " | ".join(secs) + " | |")
     for name, b in result["baselines"].items():
-        paper_dev, paper_test = PAPER_KN[name]
+        paper_dev, paper_test = paper_kn[name]
         row = [f"{b['dev2']:.0f} ({paper_dev})"] + [""] * (len(states) - 1)
         row.append(f"{b['test']:.0f} ({paper_test})")
         lines.append(f"| {name} (interpolated, modified KN) | " + " | ".join(row) + " |")
