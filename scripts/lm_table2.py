@@ -252,7 +252,8 @@ def fit_row(
 ) -> tuple[Any, dict[str, Any]]:
     """One aggregate model trained (EM iterations chosen on ``dev1_events``) and its row:
     seed, method, m, training seconds (scoring left out), EM iterations, the pivot step's
-    smoothing and the perplexity of dev's second half."""
+    smoothing and the perplexity of dev's second half; for the pivot methods also the
+    seconds of the pivot step (moments, CCA, anchors) and of each smoothing run."""
     opts = OPTIONS[method](states=m, seed=seed, prior=prior)
     t1 = time.perf_counter()
     model = fit_aggregate(method, vocab, counts, dev1_events, opts)
@@ -265,6 +266,7 @@ def fit_row(
         "em_iterations": model.meta.get("em_iterations"),
         "smoothing": model.meta.get("smoothing"),
         "seconds": seconds,
+        **{k: model.meta[k] for k in ("pivot_seconds", "smoothing_runs") if k in model.meta},
     }
 
 
@@ -312,7 +314,9 @@ def corpus_sizes(
 def sizes_markdown(result: dict[str, Any]) -> str:
     """The time-against-corpus-size table: a column per fraction; per method its training
     seconds (mean over the seeds), the time relative to the smallest fraction's, EM
-    iterations and dev perplexity."""
+    iterations and dev perplexity; for the pivot methods the part of their time the pivot
+    step took and what one smoothing run's fit of ``r`` took (seconds, iterations); the
+    pivot method's time over EM's."""
     sizes = result["sizes"]
     head = "| | " + " | ".join(f"{s['fraction']:g} of train" for s in sizes) + " |"
     lines = [head, "|---" * (len(sizes) + 1) + "|"]
@@ -320,15 +324,32 @@ def sizes_markdown(result: dict[str, Any]) -> str:
     lines.append(
         "| distinct bigrams | " + " | ".join(f"{s['distinct_bigrams']:,}" for s in sizes) + " |"
     )
+    lines.append("| vocabulary (ids) | " + " | ".join(f"{s['vocabulary']:,}" for s in sizes) + " |")
+    mean_secs: dict[str, list[float]] = {}
     for method in METHODS:
         rs = {s["fraction"]: [r for r in result["rows"] if r["method"] == method
                               and r["fraction"] == s["fraction"]] for s in sizes}  # fmt: skip
         secs = [float(np.mean([r["seconds"] for r in rs[s["fraction"]]])) for s in sizes]
+        mean_secs[method] = secs
         lines.append(
             f"| {method} seconds (x smallest) | "
             + " | ".join(f"{t:.1f} ({t / secs[0]:.1f}x)" for t in secs)
             + " |"
         )
+        if all("pivot_seconds" in r for f in rs for r in rs[f]):
+            lines.append(
+                f"| {method}: the pivot step (moments, CCA, anchors) | "
+                + " | ".join(
+                    f"{np.mean([r['pivot_seconds'] for r in rs[s['fraction']]]):.1f} s"
+                    for s in sizes
+                )
+                + " |"
+            )
+            lines.append(
+                f"| {method}: one fit of r (iterations) | "
+                + " | ".join(_r_fit(rs[s["fraction"]]) for s in sizes)
+                + " |"
+            )
         if method != "pivot":
             lines.append(
                 f"| {method} EM iterations | "
@@ -342,6 +363,13 @@ def sizes_markdown(result: dict[str, Any]) -> str:
             + " | ".join(_mean_sd([r["dev2"] for r in rs[s["fraction"]]]) for s in sizes)
             + " |"
         )
+    lines.append(
+        "| pivot seconds / EM seconds | "
+        + " | ".join(
+            f"{p / e:.1f}" for p, e in zip(mean_secs["pivot"], mean_secs["em"], strict=True)
+        )
+        + " |"
+    )
     lines.append("")
     lines.append(
         f"m = {result['states']}, seeds {', '.join(map(str, result['seeds']))} (seconds: "
@@ -349,6 +377,15 @@ def sizes_markdown(result: dict[str, Any]) -> str:
         f"{result['seconds'] / 60:.1f} min."
     )
     return "\n".join(lines) + "\n"
+
+
+def _r_fit(rows: list[dict[str, Any]]) -> str:
+    """Mean seconds of one smoothing run's fit of ``r`` over ``rows``' runs, and the range
+    of its iterations."""
+    runs = [run for r in rows for run in r["smoothing_runs"]]
+    its = [run["r_iterations"] for run in runs]
+    seconds = np.mean([run["r_seconds"] for run in runs])
+    return f"{seconds:.1f} s ({min(its)}-{max(its)})"
 
 
 def plot(path: Path, result: dict[str, Any], states: list[int]) -> Path:
@@ -376,8 +413,8 @@ def plot(path: Path, result: dict[str, Any], states: list[int]) -> Path:
         label = {"kn2": "bigram KN", "kn3": "trigram KN"}[name]
         ours.series.append(level_line(label, states, b["dev2"]))
         paper.series.append(level_line(label, STATES, paper_kn[name][0]))
-    title = {"brown": "Brown", "standin": "The NYT stand-in"}[corpus]
-    return draw(path, [ours, paper], f"{title}: perplexity against m")
+    title = {"brown": "Brown perplexity", "standin": "The NYT stand-in: perplexity"}[corpus]
+    return draw(path, [ours, paper], f"{title} against m")
 
 
 def reach(history: list[float], target: float) -> int | None:

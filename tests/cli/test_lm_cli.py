@@ -93,7 +93,7 @@ def test_aggregate_training_reports_its_iterations_as_train_does(d):
     runs = [x for x in lines if x.startswith("lpcfg: smoothing")]
     assert len(runs) == 1 and re.fullmatch(
         rf"lpcfg: smoothing 0.3: r fitted in \d+ iterations, \d+ EM iterations kept, "
-        rf"dev perplexity {number}",
+        rf"dev perplexity {number}, {seconds}",
         runs[0],
     ), runs
 

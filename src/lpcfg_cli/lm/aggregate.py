@@ -468,15 +468,18 @@ def _fit_pivot(
     meta["smoothing_runs"] = runs = []
     best: tuple[float, np.ndarray, np.ndarray, dict[str, Any]] | None = None
     for weight in grid:
+        t1 = time.perf_counter()
         s_t = (1 - weight) * s_pivot + weight * unigram[:, None]
         r, r_iterations = fit_r(bigrams, s_t, vocab, dev, options)
         r = (1 - weight) * r + weight / m
         run: dict[str, Any] = {"smoothing": weight, "r_iterations": r_iterations}
+        run["r_seconds"] = time.perf_counter() - t1
         chosen = dict(run)
         if method == "pivot+em":
             assert isinstance(options, AggregatePivotEMOptions)
             r, s_t, chosen["history"] = run_em(bigrams, r, s_t, vocab, dev, options, report)
             run["em_iterations"] = chosen["em_iterations"] = _chosen_iterations(chosen["history"])
+        run["seconds"] = time.perf_counter() - t1
         score = _dev_perplexity(r, s_t, vocab, dev) if dev is not None else 0.0
         if dev is not None:
             run["dev_perplexity"] = chosen["dev_perplexity"] = score
