@@ -101,6 +101,20 @@ def test_corpus_sizes_train_each_method_on_the_first_fractions(tmp_path: Path) -
     assert all(r["seconds"] > 0 and r["dev2"] > 1 for r in result["rows"])
     table = out.with_suffix(".md").read_text()
     assert "| 0.25 of train | 1 of train |" in table and "(1.0x) |" in table
+    # The pivot methods' time split: the pivot step, and one smoothing run's fit of r.
+    for method in ("pivot", "pivot+em"):
+        rows = [r for r in result["rows"] if r["method"] == method]
+        assert all(0 < r["pivot_seconds"] < r["seconds"] for r in rows)
+        runs = [run for r in rows if r["fraction"] == 1.0 for run in r["smoothing_runs"]]
+        assert len(runs) == 3 and all(0 < run["r_seconds"] <= run["seconds"] for run in runs)
+        its = [run["r_iterations"] for run in runs]
+        mean = np.mean([run["r_seconds"] for run in runs])
+        line = next(x for x in table.splitlines() if x.startswith(f"| {method}: one fit of r"))
+        assert line.endswith(f"| {mean:.1f} s ({min(its)}-{max(its)}) |")
+    ratio = next(x for x in table.splitlines() if x.startswith("| pivot seconds / EM seconds"))
+    secs = {m: np.mean([r["seconds"] for r in result["rows"] if r["method"] == m
+                        and r["fraction"] == 0.25]) for m in ("pivot", "em")}  # fmt: skip
+    assert ratio.startswith(f"| pivot seconds / EM seconds | {secs['pivot'] / secs['em']:.1f} |")
     bad = _run(tmp_path, "--out", str(out), "--states", "2,4", "--fractions", "0.5")
     assert bad.returncode == 2 and "one value of m" in bad.stderr
 
