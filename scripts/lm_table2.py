@@ -56,7 +56,7 @@ PAPER_TABLES = {
         "pivot": ([852, 718, 605, 559, 537, 426, 597], 560),
         "pivot+em": ([758, 582, 502, 425, 374, 310, 327], 337),
     },
-    "standin": {
+    "standin": {  # the paper's NYT column
         "em": ([926, 733, 562, 420, 361, 284, 265], 267),
         "pivot": ([1227, 1264, 896, 717, 738, 782, 886], 715),
         "pivot+em": ([898, 754, 553, 441, 394, 279, 292], 281),
@@ -493,7 +493,9 @@ def markdown(result: dict[str, Any], states: list[int]) -> str:
         f"Perplexity of the second half of dev, mean ± sd over seeds "
         f"{', '.join(map(str, result['seeds']))} (the paper's in parentheses); test: each "
         f"seed's model best on dev. Whole run {result['seconds'] / 60:.1f} min, "
-        f"{result['vocabulary']} ids."
+        f"{result['vocabulary']} ids (training words seen at least "
+        f"{result.get('min_count', 2)} times); unknown words "
+        f"{'left out' if result.get('skip_unknown') else 'scored as <unk>'}."
         + (
             f" EM with prior {result['prior']:g} (MAP; the paper's is 0)."
             if result.get("prior")
