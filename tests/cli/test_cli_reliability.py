@@ -141,23 +141,21 @@ def _read_only_install(tmp_path: Path) -> Path:
     return site
 
 
-def test_parse_with_an_unwritable_install_and_cache(d, tmp_path):
+def _unwritable_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a read-only install run by a user without a home folder."""
     site = _read_only_install(tmp_path)
     home = tmp_path / "home-is-a-file"
     home.write_text("")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "XDG_"))}
     env.update(HOME=str(home), PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def test_parse_with_an_unwritable_install_and_no_cache_folder(d, tmp_path):
+    """With no writable folder anywhere, the kernels are compiled in memory, with one
+    warning (numba itself would refuse to define a cached kernel)."""
     base = lpcfg("parse", d / "pcfg.npz", d / "x.txt")
-    # With a writable cache folder of the user's, the kernels are kept there, silently.
-    cache = tmp_path / "cache"
-    res = subprocess.run(
-        base, env={**env, "XDG_CACHE_HOME": str(cache)}, capture_output=True, text=True
-    )
-    assert res.returncode == 0, res.stderr
-    assert len(res.stdout.splitlines()) == 2 and "warning" not in res.stderr
-    assert any((cache / "lpcfg" / "numba").rglob("*.nbi"))
-    # With none, they are compiled in memory, with one warning.
-    res = subprocess.run(base, env=env, capture_output=True, text=True)
+    res = subprocess.run(base, env=_unwritable_env(tmp_path), capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[0].startswith("(TOP (S")
     warnings = [line for line in res.stderr.splitlines() if "warning" in line]
@@ -165,6 +163,20 @@ def test_parse_with_an_unwritable_install_and_cache(d, tmp_path):
         "lpcfg: warning: no writable folder for compiled kernels (set NUMBA_CACHE_DIR or "
         "XDG_CACHE_HOME to one): they are compiled in memory, so start-up is slower"
     ]
+
+
+@pytest.mark.slow
+def test_parse_with_an_unwritable_install_keeps_kernels_in_the_users_cache(d, tmp_path):
+    """With a writable cache folder of the user's, the kernels are kept there, silently
+    (the choice itself is tested in process in tests/engine/test_jit_cache.py; this run
+    compiles every kernel, about 30 s)."""
+    base = lpcfg("parse", d / "pcfg.npz", d / "x.txt")
+    cache = tmp_path / "cache"
+    env = {**_unwritable_env(tmp_path), "XDG_CACHE_HOME": str(cache)}
+    res = subprocess.run(base, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout.splitlines()) == 2 and "warning" not in res.stderr
+    assert any((cache / "lpcfg" / "numba").rglob("*.nbi"))
 
 
 # --- --jobs --------------------------------------------------------------------------------
