@@ -100,7 +100,6 @@ class Setting:
     """How a run prepares and scores its corpus: the vocabulary's threshold and whether
     unknown words are left out of perplexity."""
 
-    corpus: str
     min_count: int
     skip_unknown: bool
 
@@ -151,7 +150,7 @@ def main() -> int:
     min_count = MIN_COUNT[args.corpus] if args.min_count is None else args.min_count
     if min_count < 1:
         ap.error("--min-count: at least 1")
-    setting = Setting(args.corpus, min_count, SKIP_UNKNOWN[args.corpus])
+    setting = Setting(min_count, SKIP_UNKNOWN[args.corpus])
     args.data = args.data or f"data/{args.corpus}"
     args.out = args.out or f"out/lm_{args.corpus}"
 
@@ -276,7 +275,7 @@ def corpus_sizes(
     m: int,
     seeds: list[int],
     prior: float = 0.0,
-    setting: Setting = Setting("brown", 2, False),
+    setting: Setting = Setting(2, False),
 ) -> dict[str, Any]:
     """Every method at ``m`` trained on the first ``fraction`` of the training sentences,
     each with the vocabulary of its own text; per (method, fraction, seed): training

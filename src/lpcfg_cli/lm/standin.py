@@ -106,27 +106,27 @@ def corpus_sentences(name: str) -> list[Sentence]:
     import nltk.corpus
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
+    reader = getattr(nltk.corpus, name, None)
     try:
-        reader = getattr(nltk.corpus, name)
-        fileids = reader.fileids()
-        if name in PLAIN_TEXT:
-            texts = [reader.raw(f) for f in fileids]
-            # Unsupervised Punkt (Kiss & Strunk 2006) on the corpus's own text.
-            splitter = PunktSentenceTokenizer("\n".join(texts)).tokenize
-            wrapped = name in WRAPPED
-            return [
-                s for text in texts for s in sentences_of_text(text_units(text, wrapped), splitter)
-            ]
-        if name in ONE_SENTENCE_PER_LINE:
-            return [
-                line.split() for f in fileids for line in reader.raw(f).splitlines() if line.split()
-            ]
-        return [list(s) for s in reader.sents(fileids) if len(s)]
-    except (LookupError, AttributeError):
+        if reader is None:  # not a corpus nltk knows by name
+            raise LookupError(name)
+        fileids = reader.fileids()  # nltk looks the corpus up on first use
+    except LookupError:
         raise LpcfgError(
             f"the NLTK corpus {name!r} is not installed: run `python -m nltk.downloader "
             f"{name}` or set NLTK_DATA"
         ) from None
+    if name in PLAIN_TEXT:
+        texts = [reader.raw(f) for f in fileids]
+        # Unsupervised Punkt (Kiss & Strunk 2006) on the corpus's own text.
+        splitter = PunktSentenceTokenizer("\n".join(texts)).tokenize
+        wrapped = name in WRAPPED
+        return [s for text in texts for s in sentences_of_text(text_units(text, wrapped), splitter)]
+    if name in ONE_SENTENCE_PER_LINE:
+        return [
+            line.split() for f in fileids for line in reader.raw(f).splitlines() if line.split()
+        ]
+    return [list(s) for s in reader.sents(fileids) if len(s)]
 
 
 def split_corpus(sentences: Sequence[Sentence]) -> dict[str, list[Sentence]]:
