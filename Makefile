@@ -94,3 +94,15 @@ $(DATA)/brown/train.txt: scripts/lm_data.py | $(SETUP)
 
 $(DATA)/standin/train.txt: scripts/lm_data.py | $(SETUP)
 	$(PYTHON) scripts/lm_data.py --corpus standin --out $(DATA)/standin
+
+# The multilingual benchmark (docs/experiments/languages.md): the fixed splits of nltk's
+# alpino, cess_esp, floresta and sinica_treebank (`python -m nltk.downloader alpino cess_esp
+# floresta sinica_treebank`), written to $(DATA)/languages when missing, every learner and,
+# with BERKELEY=DIR (the folder of BerkeleyParser-1.7.jar), the Berkeley parser, on each; the
+# figures in $(FIGURES)/languages.json (a second run resumes where the first stopped), models
+# and parses in out/languages. Many hours on 2 cores.
+.PHONY: languages
+languages: $(SETUP)
+	$(PYTHON) scripts/bench_languages.py --data $(DATA)/languages --out out/languages \
+	  --json $(FIGURES)/languages.json --jobs $(JOBS) \
+	  $(if $(BERKELEY),--berkeley $(BERKELEY),--only pcfg,em,splitmerge,product)
