@@ -252,7 +252,9 @@ def test_utf16_input(d, tmp_path):
     res = invoke("parse", "--encoding", "utf-16", d / "pcfg.npz", text, "-o", tmp_path / "o.txt")
     assert res.exit_code == 0, res.stderr
     lines = (tmp_path / "o.txt").read_bytes().decode("utf-16").splitlines()
-    assert len(lines) == 2 and all(line.startswith("(TOP (S") for line in lines)
+    # "Kim ran" has no derivation in the tiny treebank: the smoothed grammar parses it.
+    assert len(lines) == 2 and lines[0].startswith("(TOP (S") and lines[1].startswith("(TOP (")
+    assert lines[1].endswith(" ran)))")
 
 
 def test_any_line_ending_is_one_sentence_per_line(d):
@@ -492,7 +494,7 @@ def test_a_line_typed_on_stdin_is_parsed_at_once(d):
             proc.stdin.flush()
             ready = select.select([proc.stdout], [], [], 120)[0]
             assert ready, "no tree before the input ended"
-            assert proc.stdout.readline().startswith(b"(TOP (S")
+            assert proc.stdout.readline().startswith(b"(TOP (")
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)

@@ -122,10 +122,12 @@ def test_sentence_only_the_projection_covers_is_parsed_with_it(tmp_path):
     assert format_tree(plain.parse([uncovered])[0].tree) == format_tree(results[1].tree)
 
 
-def test_no_backoff_leaves_the_fallback(tmp_path):
-    """A sentence not even the projection covers (a word no rule combines) falls back."""
+def test_what_no_projection_covers_is_glued_not_backed_off(tmp_path):
+    """A sentence not even the projection covers (two words no rule combines) is not
+    counted as backed off: the parser's third tier glues its pieces (``parsing.glue``)."""
     annotated = _pcfg(tmp_path, 2)
     parser = Parser(annotated)
     result = parser.parse([". .".split()])[0]
-    assert result.fallback is not None and result.backoff is None
-    assert np.isclose(parser.stats.backoffs, 0)
+    assert result.fallback is None and result.backoff is None and result.pieces == 2
+    assert format_tree(result.tree) == "(S (. .) (. .))"
+    assert np.isclose(parser.stats.backoffs, 0) and parser.stats.glued == 1

@@ -40,15 +40,35 @@ def _read_sentences(
         yield sentence
 
 
+def _where(at: list[int], kind: str) -> str:
+    """``lines 7, 12`` (the first ``NAMED_LINES``, then how many more) for the summary."""
+    where = "line" if kind == "text" else "tree on line"
+    named = ", ".join(map(str, at[:NAMED_LINES]))
+    more = f" and {len(at) - NAMED_LINES} more" if len(at) > NAMED_LINES else ""
+    return f"{where}{'s' if len(at) > 1 else ''} {named}{more}"
+
+
 def _fallback_summary(fallbacks: dict[str, list[int]], kind: str) -> str:
     """``(2 longer than 660 words: lines 7, 12; ...)`` for the summary line."""
-    where = "line" if kind == "text" else "tree on line"
-    parts = []
-    for reason, at in sorted(fallbacks.items()):
-        named = ", ".join(map(str, at[:NAMED_LINES]))
-        more = f" and {len(at) - NAMED_LINES} more" if len(at) > NAMED_LINES else ""
-        parts.append(f"{len(at)} {reason}: {where}{'s' if len(at) > 1 else ''} {named}{more}")
+    parts = [f"{len(at)} {reason}: {_where(at, kind)}" for reason, at in sorted(fallbacks.items())]
     return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _tiers_summary(smoothed: list[int], glued: dict[int, list[int]], kind: str) -> str:
+    """``, 3 parsed with the smoothed grammar (lines 4, 9, 12), 2 glued from pieces (1 from
+    2 pieces: line 7; 1 from 3 pieces: line 30)`` for the summary line: the sentences the
+    grammar could not derive, parsed by the parser's second and third tiers (none: empty)."""
+    out = ""
+    if smoothed:
+        out += f", {len(smoothed)} parsed with the smoothed grammar ({_where(smoothed, kind)})"
+    if glued:
+        parts = [
+            f"{len(at)} from {pieces} pieces: {_where(at, kind)}"
+            for pieces, at in sorted(glued.items())
+        ]
+        total = sum(map(len, glued.values()))
+        out += f", {total} glued from pieces ({'; '.join(parts)})"
+    return out
 
 
 @click.command(name="parse")
@@ -83,11 +103,14 @@ def command(
 
     One sentence per line, tokens separated by spaces (any line ending); the output has
     exactly one tree per input line, in order, wrapped in (TOP ...). An empty line gives the
-    empty tree (). A sentence that cannot be parsed (no tree, longer than --max-length, or a
-    chart this machine cannot hold) gets a flat fallback tree, counted and named by line in
-    the summary; with a grammar binarized with --vertical 2 or more or --horizontal 1 or
-    more, such a sentence is first parsed with the grammar's projection without those
-    annotations (also counted).
+    empty tree (). A sentence the model's grammar cannot derive is parsed with its grammar
+    smoothed (any open-class tag for a word that is not punctuation, any constituent as the
+    whole sentence), else cut into the fewest pieces that grammar derives, each parsed, joined
+    under one node; both are counted and named by line in the summary. With a grammar
+    binarized with --vertical 2 or more or --horizontal 1 or more, such a sentence is first
+    parsed with the grammar's projection without those annotations (also counted). A
+    sentence longer than --max-length, or whose chart this machine cannot hold, gets a flat
+    fallback tree, counted and named by line.
 
     MODEL may be - to read the model file from stdin (INPUT is then a file). The first
     parse with a model file keeps the model arranged for parsing in a cache folder
@@ -117,6 +140,8 @@ def command(
     sentences = _read_sentences(input, input_kind, encoding, lines)
     stream = StreamParser(arranged, parse_options, jobs=usable_jobs(jobs))
     fallbacks: dict[str, list[int]] = {}
+    smoothed: list[int] = []  # lines parsed with the smoothed grammar
+    glued: dict[int, list[int]] = {}  # lines glued, by number of pieces
     bar = progress_bar(desc="parse", unit="sent")
     # Trees are written as their blocks finish: the first lines appear before the input
     # ends, memory stays flat, and a file given with -o still appears only when complete.
@@ -125,6 +150,10 @@ def command(
             fh.write(_line(res) + "\n")
             if res.fallback:
                 fallbacks.setdefault(res.fallback, []).append(lines[number])
+            elif res.pieces:
+                glued.setdefault(res.pieces, []).append(lines[number])
+            elif res.smoothed:
+                smoothed.append(lines[number])
             if output == "-":
                 fh.flush()  # a pipeline downstream sees each tree as soon as it exists
             raise_if_terminated()
@@ -135,6 +164,7 @@ def command(
         f"parsed {n} sentences from {display_name(input)} in "
         f"{stats.seconds:.1f} s ({rate:.1f} sentences/s), {stats.fallbacks} fallback"
         + _fallback_summary(fallbacks, input_kind)
+        + _tiers_summary(smoothed, glued, input_kind)
         + (f", {stats.retries} retried with looser pruning" if stats.retries else "")
         + (f", {stats.backoffs} backed off to a coarser grammar" if stats.backoffs else "")
     )

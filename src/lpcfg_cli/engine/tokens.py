@@ -2,6 +2,12 @@
 a batch of sentences, as the parser scores them (``Lexicon.lookup_weighted``: an unknown
 word by its signature, backed off to every signature). The parser and the string charts
 (``engine.string_charts``) both start from them.
+
+``smoothed_token_rules`` scores them for the parser's smoothed grammar (the second tier of
+``parsing.parser``, for a sentence the grammar cannot derive): every token but punctuation
+also backs off to every signature, so that a known word may take an open-class tag it was
+never seen with. The model's own scores (``token_rules``, which ``lpcfg score`` also reads
+through ``token_words``) are not changed by it.
 """
 
 from __future__ import annotations
@@ -13,8 +19,22 @@ import numpy as np
 from lpcfg_cli.engine.dispatch import check_ids, kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.indexed import Grammar
+from lpcfg_cli.grammar.lexicon import Signatures, spellings
 
 Triples = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+# The smoothed lexicon's back-off to every signature (``smoothed_token_rules``): its entry
+# weighs this share of the token's own lexical mass. Small, so that a word keeps its own tags
+# wherever they give a parse and takes an unseen one only where nothing else does; the
+# smoothed grammar parses only sentences the grammar cannot derive, where the back-off
+# decides whether there is a parse at all more than which one (docs/parsing.md, Sentences
+# the grammar cannot derive).
+BACKOFF_SHARE = 1e-3
+
+# The shape classes alone (no affix inventory): a token's signature names ``PUNCT`` or
+# ``SYM`` when it has no letter and no numeral (``grammar.lexicon``).
+_SHAPES = Signatures()
+_NO_WORD_SHAPES = frozenset({"PUNCT", "SYM"})
 
 
 def token_words(
@@ -166,3 +186,66 @@ def token_rules(
     """(span, lexical rule, weight) scoring every token of ``sentences`` (``token_words``;
     with ``rules`` built ``pooled``, an unknown word's back-off by the pooled rules)."""
     return rules.expand(*token_words(grammar, layout, sentences, rules.pooled))
+
+
+def is_punctuation(token: str) -> bool:
+    """Whether ``token`` is punctuation or a symbol: no letter, no numeral (the ``PUNCT`` and
+    ``SYM`` shape classes of ``grammar.lexicon``; a bracket's PTB name, ``-LRB-``, counts as
+    its bracket). A currency sign (``CUR``) is not: it is a word of its own (``$``, tagged
+    like a noun)."""
+    return any(
+        _NO_WORD_SHAPES.intersection(_SHAPES(spelling).split("-")) for spelling in spellings(token)
+    )
+
+
+def smoothed_token_rules(
+    grammar: Grammar,
+    rules: RulesByWord,
+    layout: SpanLayout,
+    sentences: Sequence[Sequence[str]],
+    coarse_lexical: np.ndarray,
+    share: float = BACKOFF_SHARE,
+) -> Triples:
+    """``token_rules`` of the smoothed grammar: each token's own entries and, for a token
+    that is not punctuation (``is_punctuation``) and does not already back off (an unknown
+    word does), the back-off to every signature (the pooled rules of ``rules``, built
+    ``pooled``) weighted so that its lexical mass under the treebank PCFG
+    (``coarse_lexical``: per lexical rule, the pooled rules' rows appended) is ``share``
+    times the token's own.
+
+    A share of the token's own mass rather than a fixed weight: a frequent word's own scores
+    are large and a rare word's small, and the back-off is to stay as small beside each.
+    Punctuation keeps its own tags: EVALB deletes punctuation by its tag, and a mark tagged as
+    a noun would leave the sentence a different length from its gold tree."""
+    span, word, weight, only = token_words(grammar, layout, sentences, rules.pooled)
+    lex = rules.expand(span, word, weight, only)
+    if not rules.pooled or not layout.max_length:
+        return lex
+    pooled = grammar.lexicon.pooled_id
+    pooled_rules = rules.order[rules.ptr[pooled] : rules.ptr[pooled + 1]]
+    pooled_mass = float(coarse_lexical[pooled_rules].sum())
+    if pooled_mass <= 0.0:
+        return lex
+    words = layout.block(1)
+    backs_off = np.zeros(words.stop - words.start, dtype=bool)
+    backs_off[span[word == pooled] - words.start] = True
+    todo = [
+        int(layout.base[1, s]) + t
+        for s, tokens in enumerate(sentences)
+        for t, token in enumerate(tokens)
+        if not backs_off[int(layout.base[1, s]) + t - words.start] and not is_punctuation(token)
+    ]
+    if not todo:
+        return lex
+    lex_span, lex_rule, lex_weight = lex
+    own = np.bincount(
+        lex_span - words.start,
+        weights=coarse_lexical[lex_rule] * lex_weight,
+        minlength=len(backs_off),
+    )
+    at = np.asarray(todo, dtype=np.int64)
+    mass = own[at - words.start]
+    # A token whose own entries score nothing (none in practice) backs off with ``share``.
+    scale = np.where(mass > 0.0, mass, pooled_mass) * share / pooled_mass
+    extra = rules.expand(at, np.full(len(at), pooled, dtype=np.int64), scale)
+    return tuple(np.concatenate([a, b]) for a, b in zip(lex, extra, strict=True))  # type: ignore[return-value]

@@ -125,6 +125,8 @@ def _add(total: ParseStats, stats: ParseStats, sentences: int) -> None:
     total.sentences += sentences
     total.fallbacks += stats.fallbacks
     total.backoffs += stats.backoffs
+    total.smoothed += stats.smoothed
+    total.glued += stats.glued
     total.retries += stats.retries
     total.latent_flops += stats.latent_flops
     total.coarse_seconds += stats.coarse_seconds
