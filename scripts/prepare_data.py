@@ -33,13 +33,14 @@ STANDARD_SOURCE = (
 PARTS = ("train.mrg", "dev.mrg", "dev.txt", "test.mrg", "test.txt")
 
 
-def folder_source(folder: Path) -> str | None:
-    """The provenance line of a complete data folder, or None (missing files or line)."""
+def folder_source(folder: Path, parts: tuple[str, ...] = PARTS) -> str | None:
+    """The provenance line of a data folder holding all of ``parts``, or None (missing
+    files or line)."""
     try:
         source = (folder / SOURCE_FILE).read_text(encoding="utf-8").strip()
     except OSError:
         return None
-    return source if all((folder / part).is_file() for part in PARTS) else None
+    return source if all((folder / part).is_file() for part in parts) else None
 
 
 def as_top(tree: Tree) -> str:

@@ -31,6 +31,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from prepare_data import SOURCE_FILE
+from prepare_data import folder_source as data_folder_source
+
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.evalb.params import COLLINS
@@ -40,7 +43,6 @@ from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import escape_token, format_tree
 from lpcfg_cli.treebank.tree import Tree, is_preterminal, iter_nodes, tagged_words, words
 
-SOURCE_FILE = "source.txt"
 PARTS = ("train.mrg", "train.root.mrg", "dev.mrg", "dev.txt", "test.mrg", "test.txt")
 # A word that stands for an empty element (cess_esp's elided subjects: ``(sn.e-SUJ *0*)``).
 EMPTY_WORD = re.compile(r"\*\w*\*")
@@ -50,11 +52,7 @@ LABEL_SPACE = "+^@/_%"
 
 def folder_source(folder: Path) -> str | None:
     """The provenance line of a complete split folder, or None (missing files or line)."""
-    try:
-        source = (folder / SOURCE_FILE).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return source if all((folder / part).is_file() for part in PARTS) else None
+    return data_folder_source(folder, PARTS)
 
 
 def source_line(data: Split) -> str:

@@ -247,15 +247,7 @@ class Parser:
         """Tier 1: every sentence parsed with the grammar (backing off to its coarser
         projections), in order; a sentence it cannot derive gets its fallback tree, with a
         reason in ``NO_PARSE``."""
-        results: list[ParseResult | None] = [None] * len(sentences)
-        todo = []
-        for idx, words in enumerate(sentences):
-            if len(words) == 0:
-                results[idx] = ParseResult(None)
-            elif len(words) > self.max_length:
-                results[idx] = self.fallback(words, f"longer than {self.max_length} words")
-            else:
-                todo.append(idx)
+        results, todo = self._triage(sentences)
         done = len(sentences) - len(todo)
         if progress and done:
             progress(done)
@@ -272,20 +264,28 @@ class Parser:
         self._back_off(sentences, out)
         return out
 
-    def _parse_smoothed(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
-        """Tier 2: every sentence parsed with the smoothed grammar (``smoothed``; backing
-        off to the coarser projections' smoothed grammars as tier 1 does), in order; one it
-        cannot derive keeps a fallback tree with a reason in ``NO_PARSE``."""
+    def _triage(
+        self, sentences: Sequence[Sequence[str]]
+    ) -> tuple[list[ParseResult | None], list[int]]:
+        """The results of the sentences no grammar is asked about (empty: no tree; longer
+        than ``max_length``: a fallback tree) and the indices of the others, to parse."""
         results: list[ParseResult | None] = [None] * len(sentences)
         todo = []
         for idx, words in enumerate(sentences):
-            # Tier 1 keeps these (it never asks for them): as it would give them.
             if len(words) == 0:
                 results[idx] = ParseResult(None)
             elif len(words) > self.max_length:
                 results[idx] = self.fallback(words, f"longer than {self.max_length} words")
             else:
                 todo.append(idx)
+        return results, todo
+
+    def _parse_smoothed(self, sentences: Sequence[Sequence[str]]) -> list[ParseResult]:
+        """Tier 2: every sentence parsed with the smoothed grammar (``smoothed``; backing
+        off to the coarser projections' smoothed grammars as tier 1 does), in order; one it
+        cannot derive keeps a fallback tree with a reason in ``NO_PARSE``."""
+        # Tier 1 keeps empty and overlong sentences (it never asks for them): as it gives them.
+        results, todo = self._triage(sentences)
         todo.sort(key=lambda i: len(sentences[i]))
         for idxs in blocks(todo, span_budget=SPAN_BUDGET, length=lambda i: len(sentences[i])):
             for idx, res in zip(
