@@ -27,6 +27,7 @@ class TreeCharts(ItemChart):
     lexical: tuple[np.ndarray, np.ndarray, np.ndarray]  # pre-terminals: (item, rule, weight 1)
     root_items: np.ndarray  # (trees,)
     root_symbols: np.ndarray
+    node_item: np.ndarray  # (nodes,) the item of each node of the compiled treebank
 
     @classmethod
     def build(cls, bank, n_symbols: int) -> TreeCharts:
@@ -43,7 +44,7 @@ class TreeCharts(ItemChart):
         node_item[order] = np.arange(len(keys))
         pre = np.flatnonzero(bank.lex >= 0)
         lexical = (node_item[pre], bank.lex[pre], np.ones(len(pre)))
-        return cls(layout, keys[order], lexical, node_item[roots], bank.symbol[roots])
+        return cls(layout, keys[order], lexical, node_item[roots], bank.symbol[roots], node_item)
 
 
 @dataclass

@@ -61,11 +61,14 @@ from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.heldout import DevText, DevTrees
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
+from lpcfg_cli.grammar.unary_chains import UnaryChains
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
+from lpcfg_cli.learners.chain_em import ChainModel, ChainTrees, em_steps, lexicon_prior
 from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
 from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
 from lpcfg_cli.learners.selection import Iterate, Iterative
 from lpcfg_cli.learners.split import random_model, split_model
+from lpcfg_cli.model.chain_params import split_params, treebank_params
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 
 
@@ -87,6 +90,11 @@ class EMOptions:
     )
     noise: float = hyper(
         0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
+    )
+    unaries: bool = hyper(
+        False,
+        "EM: train unary chains as latent unary rules (their symbols share the rules they "
+        "stand for, as in the Berkeley parser) instead of one latent symbol per chain.",
     )
     lexicon_smoothing: float = 0.05  # weight of the treebank lexicon in every emission
 
@@ -295,6 +303,9 @@ class EMLearner(Iterative):
         """EM iterations on ``data``'s trees or sentences, each a step with the dev
         log-likelihood as its held-out score."""
         opts, grammar, text = self.options, data.grammar, data.text
+        if opts.unaries and text is None:
+            yield from self._chain_iterates(data, dev, start, progress)
+            return
         pcfg = (
             string_pcfg(grammar, text)
             if text is not None
@@ -352,6 +363,52 @@ class EMLearner(Iterative):
                 )
                 previous = stats.loglik
 
+    def _chain_iterates(
+        self, data: TrainingData, dev: DevTrees | DevText | None, start: Any, progress: Progress
+    ) -> Iterator[Iterate]:
+        """EM iterations of the model with unary rules (``learners.chain_em``)."""
+        opts, grammar = self.options, data.grammar
+        if start is not None:
+            raise LpcfgError("EM with unaries starts from the treebank, not from a start model")
+        coarse = train_pcfg(grammar, data.bank, {}, data.weights).coarse
+        chains = UnaryChains.of(grammar)
+        base = treebank_params(chains, grammar, data.bank, data.weights)
+        params = split_params(base, chains, opts.states, opts.noise, opts.seed)
+        plan = ChainTrees(chains, grammar, data.bank, opts.states, data.weights)
+        dev_bank = _dev_bank(grammar, dev, progress) if dev is not None else None
+        dev_plan = None if dev_bank is None else ChainTrees(chains, grammar, dev_bank, opts.states)
+        prior = lexicon_prior(chains, grammar, data.bank)
+        options = {**to_dict(opts), "init": "split pcfg"}
+        previous = None
+        steps = em_steps(
+            plan, params, opts.iterations, opts.smoothing, prior, opts.lexicon_smoothing
+        )
+        with progress.bar(total=opts.iterations, desc="em", unit="it") as bar:
+            for it in range(1, opts.iterations + 1):
+                t0 = time.perf_counter()
+                params, loglik = next(steps)
+                record: dict[str, Any] = {"iteration": it, "train_loglik": loglik}
+                heldout = None
+                if dev_plan is not None:
+                    heldout = record["dev_loglik"] = dev_plan.loglik(params)
+                converged = previous is not None and abs(loglik - previous) <= (
+                    opts.tol * abs(previous)
+                )
+                record["dev_f1"] = None
+                bar.update(1)
+                state = ChainModel(chains, params)
+                yield Iterate(
+                    it,
+                    record,
+                    lambda state=state: state.to_model(grammar, coarse, {}),
+                    (state, grammar, coarse, options),
+                    t0,
+                    heldout,
+                    converged,
+                    it == opts.iterations,
+                )
+                previous = loglik
+
     def finish(
         self, data: TrainingData, chosen: Iterate, history: list[dict[str, Any]], extra: dict
     ) -> LPCFG:
@@ -388,6 +445,15 @@ def _dev_trees(
     grammar: Grammar, dev: DevTrees | DevText, m: int, progress: Progress
 ) -> Trees | None:
     """The dev trees compiled against ``grammar`` (those using unseen rules left out)."""
+    bank = _dev_bank(grammar, dev, progress)
+    return Trees(grammar, bank, m) if bank is not None else None
+
+
+def _dev_bank(
+    grammar: Grammar, dev: DevTrees | DevText, progress: Progress
+) -> CompiledTreebank | None:
+    """The dev trees compiled against ``grammar``, those using rules unseen in training
+    left out (and said so); None if none is left."""
     if not isinstance(dev, DevTrees):
         raise LpcfgError("dev sentences without trees need training sentences without trees")
     dev_bank, dropped = dev.compiled(grammar)
@@ -396,7 +462,7 @@ def _dev_trees(
             f"{dropped} dev trees use rules unseen in training: left out of "
             "the dev log-likelihood (still parsed for dev F1)"
         )
-    return Trees(grammar, dev_bank, m) if dev_bank.n_trees else None
+    return dev_bank if dev_bank.n_trees else None
 
 
 def _dev_strings(

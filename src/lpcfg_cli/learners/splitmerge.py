@@ -36,13 +36,22 @@ import numpy as np
 
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.tree_charts import TreeCharts
+from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
+from lpcfg_cli.grammar.unary_chains import UnaryChains
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
+from lpcfg_cli.learners.chain_em import ChainTrees, em_steps, lexicon_prior
+from lpcfg_cli.learners.chain_em import merge as chain_merge
+from lpcfg_cli.learners.chain_em import merge_loss as chain_merge_loss
+from lpcfg_cli.learners.chain_em import split as chain_split
+from lpcfg_cli.learners.chain_em import to_model as chain_model
 from lpcfg_cli.learners.em import EMLearner, EMOptions
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.protocol import MAX_STATES, Progress
 from lpcfg_cli.learners.selection import Iterate, Iterative
+from lpcfg_cli.learners.split import merge_losses, merge_maps, split_maps
+from lpcfg_cli.model.chain_params import ChainParams, treebank_params
 from lpcfg_cli.model.lpcfg import LPCFG
 
 
@@ -81,6 +90,11 @@ class SplitMergeOptions:
         1e-5, "EM stops when the relative log-likelihood change is below this.", min=0.0
     )
     seed: int = hyper(0, SEED_HELP, min=0)
+    unaries: bool = hyper(
+        False,
+        "EM: train unary chains as latent unary rules (their symbols share the rules they "
+        "stand for, as in the Berkeley parser) instead of one latent symbol per chain.",
+    )
 
     def __post_init__(self) -> None:
         check(self)
@@ -103,6 +117,9 @@ class SplitMergeLearner(Iterative):
         self, data: TrainingData, dev: Any, start: LPCFG | None, progress: Progress
     ) -> Iterator[Iterate]:
         opts, g = self.options, data.grammar
+        if opts.unaries:
+            yield from self._chain_iterates(data, start)
+            return
         rng = np.random.default_rng(opts.seed)
         model = start if start is not None else train_pcfg(g, data.bank, data.meta())
         charts = TreeCharts.build(data.bank, g.n_symbols)
@@ -123,6 +140,62 @@ class SplitMergeLearner(Iterative):
                 else None,
             }
             # Without dev F1 every cycle is the best so far: the last is kept.
+            yield Iterate(
+                cycle,
+                record,
+                lambda model=model: model,
+                model,
+                t0,
+                heldout=float(cycle),
+                last=cycle == opts.cycles,
+            )
+
+    def _chain_iterates(self, data: TrainingData, start: LPCFG | None) -> Iterator[Iterate]:
+        """The cycles on the base grammar with unary rules (``learners.chain_em``)."""
+        opts, g = self.options, data.grammar
+        if start is not None:
+            raise LpcfgError("split-merge with unaries starts from the treebank, not a start model")
+        rng = np.random.default_rng(opts.seed)
+        coarse = train_pcfg(g, data.bank, {}).coarse
+        chains = UnaryChains.of(g)
+        params = treebank_params(chains, g, data.bank)
+        prior = lexicon_prior(chains, g, data.bank)
+        plans: dict[int, ChainTrees] = {}
+
+        def em(params: ChainParams, iterations: int) -> tuple[ChainParams, float | None]:
+            plan = plans.get(params.m)
+            if plan is None:
+                plan = plans[params.m] = ChainTrees(chains, g, data.bank, params.m)
+            loglik, previous = None, None
+            steps = em_steps(
+                plan, params, iterations, opts.smoothing, prior, EMOptions.lexicon_smoothing
+            )
+            for new, loglik in steps:
+                params = new
+                if previous is not None and abs(loglik - previous) <= opts.tol * abs(previous):
+                    break
+                previous = loglik
+            return params, loglik
+
+        for cycle in range(1, opts.cycles + 1):
+            t0 = time.perf_counter()
+            params, halves = chain_split(params, chains, opts.max_states, opts.noise, rng)
+            params, loglik = em(params, opts.iterations)
+            if halves.any():
+                plan = plans[params.m]
+                occ = plan.expected(params, occurrences=True).occurrences
+                assert occ is not None
+                loss, freq = chain_merge_loss(occ, chains.n_symbols, halves)
+                params = chain_merge(params, chains, halves, loss, freq, opts.merge)
+                params, loglik = em(params, opts.iterations // 2)
+            model = chain_model(chains, g, params, coarse, dict(data.meta()))
+            record: dict[str, Any] = {
+                "cycle": cycle,
+                "states": int(model.states.sum()),
+                "base_states": int(params.states.sum()),
+                "max_states": model.max_states,
+                "train_loglik": loglik,
+            }
             yield Iterate(
                 cycle,
                 record,
@@ -166,19 +239,9 @@ def split_states(
     Returns the new model and ``halves`` ``(N, M')``: True at the first state of each split
     pair (states ``h``, ``h + 1``), the candidates for merging back.
     """
-    g, k = model.grammar, model.states
-    grow = 2 * k <= max_states
-    new = np.where(grow, 2 * k, k)
-    m_old, m_new = model.max_states, int(new.max())
-    to = np.zeros((g.n_symbols, m_old, m_new))  # state h -> its halves
-    halves = np.zeros((g.n_symbols, m_new), dtype=bool)
-    for a in range(g.n_symbols):
-        for h in range(k[a]):
-            if grow[a]:
-                to[a, h, 2 * h : 2 * h + 2] = 1.0
-                halves[a, 2 * h] = True
-            else:
-                to[a, h, h] = 1.0
+    g = model.grammar
+    new, to, halves = split_maps(model.states, max_states)
+    m_new = int(new.max())
     child = to / np.maximum(to.sum(axis=2, keepdims=True), 1.0)  # halves share the mass
     binary, lexical, root = _transform(model, to, child, m_new)
     valid = np.arange(m_new)[None, :] < new[:, None]
@@ -197,28 +260,8 @@ def merge_loss(
     pair ``(h, h + 1)`` with ``halves[a, h]`` back into one state (Petrov et al. 2006,
     section 2.2), and each state's expected count in the training trees."""
     g = model.grammar
-    lg = LatentGrammar.from_model(model, np.float64)
-    chart = charts.outside(lg)
-    alpha, beta = chart.alpha, chart.beta
-    post = alpha * beta
-    sym = charts.keys % g.n_symbols
-    m = alpha.shape[1]
-    freq = np.zeros((g.n_symbols, m))
-    np.add.at(freq, sym, post)
-    loss = np.zeros((g.n_symbols, m))
-    for h in range(0, m - 1):
-        rows = np.flatnonzero(halves[sym, h])
-        if not len(rows):
-            continue
-        a = sym[rows]
-        f1, f2 = freq[a, h], freq[a, h + 1]
-        p1 = np.divide(f1, f1 + f2, out=np.full(len(a), 0.5), where=f1 + f2 > 0)
-        a1, a2, b1, b2 = alpha[rows, h], alpha[rows, h + 1], beta[rows, h], beta[rows, h + 1]
-        total = post[rows].sum(axis=1)
-        merged = total - (a1 * b1 + a2 * b2) + (p1 * a1 + (1 - p1) * a2) * (b1 + b2)
-        ratio = np.clip(merged / np.where(total > 0, total, 1.0), 1e-300, None)
-        np.add.at(loss[:, h], a, -np.log(ratio))
-    return loss, freq
+    chart = charts.outside(LatentGrammar.from_model(model, np.float64))
+    return merge_losses(charts.keys % g.n_symbols, chart.alpha, chart.beta, g.n_symbols, halves)
 
 
 def merge_states(
@@ -227,23 +270,8 @@ def merge_states(
     """Merge back the ``fraction`` of split pairs whose merge loses least likelihood; a
     merged parent distribution is the halves' mixed by their expected counts ``freq``."""
     g = model.grammar
-    cand = np.argwhere(halves)
-    n = int(round(fraction * len(cand)))
-    chosen = cand[np.argsort(loss[halves], kind="stable")[:n]] if n else np.zeros((0, 2), int)
-    merged = np.zeros_like(halves)
-    merged[chosen[:, 0], chosen[:, 1]] = True
-    m_old = model.max_states
-    new = model.states - merged.sum(axis=1)
+    new, parent, child = merge_maps(model.states, halves, loss, freq, fraction)
     m_new = int(new.max())
-    child = np.zeros((g.n_symbols, m_old, m_new))
-    for a in range(g.n_symbols):
-        j = -1
-        for h in range(model.states[a]):
-            if not (h > 0 and merged[a, h - 1]):
-                j += 1
-            child[a, h, j] = 1.0
-    weight = child * (freq[:, :m_old, None] + 1e-12)
-    parent = weight / np.maximum(weight.sum(axis=1, keepdims=True), 1e-300)
     binary, lexical, root = _transform(model, parent, child, m_new)
     return LPCFG.from_padded(
         g, new, binary, lexical, root, model.coarse, model.form, dict(model.meta)
