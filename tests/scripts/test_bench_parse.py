@@ -29,6 +29,7 @@ def test_a_long_sentence_runs_the_jar_with_a_higher_limit(bench, tmp_path):
     (tmp_path / "BerkeleyParser-1.7.jar").write_text("")
     short = bench.berkeley_command(tmp_path, tmp_path / "w", tmp_path / "o")
     assert short[:2] == ["bash", str(tmp_path / "parse.sh")]
+    assert short[-1] == str(tmp_path / "train0001-0149-sm4.gr")  # the dev-selected grammar
     long = bench.berkeley_command(tmp_path, tmp_path / "w", tmp_path / "o", 250)
     assert long[0] == "java" and long[long.index("-maxLength") + 1] == "250"
     assert str(tmp_path / "BerkeleyParser-1.7.jar") in long
