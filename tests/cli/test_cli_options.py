@@ -65,6 +65,12 @@ REFUSED = [
     ),
     (["--method", "pivot+em", "--noise", "0.5"], "--noise has no effect with --method pivot+em"),
     (
+        ["--method", "em", "--init", "{d}/pcfg.npz", "--unaries"],
+        "--unaries has no effect with --init (EM continues on the start model's grammar)",
+    ),
+    (["--method", "pivot+em", "--no-unaries"], "--unaries has no effect with --method pivot+em"),
+    (["--method", "splitmerge", "--init", "{d}/pcfg.npz", "--no-unaries"], "--unaries has no"),
+    (
         ["--method", "spectral", "--lexical-weight", "0.5"],
         "--lexical-weight has no effect unless --lexical-count is 0",
     ),

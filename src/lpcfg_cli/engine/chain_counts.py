@@ -102,7 +102,7 @@ def chain_expected_counts(
 
     # Rules of nodes whose symbol is no chain: the pass's counts, summed by base rule.
     single_rule = depth[grammar.binary[:, 0]] == 1
-    rc = chart.rule_counts.reshape(grammar.n_binary, -1)
+    rc = chart.rule_counts.reshape(grammar.n_binary, m * m * m)
     binary = _scatter_rows(
         chains.binary_of[single_rule], len(chains.binary), rc[single_rule]
     ).reshape(len(chains.binary), m, m * m)
@@ -122,7 +122,12 @@ def chain_expected_counts(
 
     chain_nodes = np.flatnonzero(depth[sym] > 1)
     order = chain_nodes[np.argsort(sym[chain_nodes], kind="stable")]
-    bounds = np.flatnonzero(np.r_[True, np.diff(sym[order]) != 0, True])
+    # Runs of one chain symbol (none at all in a treebank without unary chains).
+    bounds = (
+        np.flatnonzero(np.r_[True, np.diff(sym[order]) != 0, True])
+        if order.size
+        else np.zeros(0, dtype=np.intp)
+    )
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         a = int(sym[order[lo]])
         rules = chains.chain_rules(a)

@@ -97,9 +97,15 @@ class ChainTrees:
         return self.expected(params).loglik
 
 
-def lexicon_prior(chains: UnaryChains, grammar: Grammar, bank: CompiledTreebank) -> np.ndarray:
-    """(Lb,) the treebank's base lexicon: each tag's relative frequencies of its words."""
-    _, _, lexical, _ = treebank_counts(chains, grammar, bank)
+def lexicon_prior(
+    chains: UnaryChains,
+    grammar: Grammar,
+    bank: CompiledTreebank,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """(Lb,) the treebank's base lexicon: each tag's relative frequencies of its words
+    (tree ``t`` counted ``weights[t]`` times)."""
+    _, _, lexical, _ = treebank_counts(chains, grammar, bank, weights)
     mass = np.bincount(chains.lexical[:, 0], lexical, minlength=chains.n_symbols)
     return lexical / np.where(mass > 0, mass, 1.0)[chains.lexical[:, 0]]
 

@@ -92,7 +92,7 @@ class EMOptions:
         0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
     )
     unaries: bool = hyper(
-        False,
+        True,
         "EM: train unary chains as latent unary rules (their symbols share the rules they "
         "stand for, as in the Berkeley parser) instead of one latent symbol per chain.",
     )
@@ -291,6 +291,7 @@ class EMLearner(Iterative):
             out["states"] = "with {start} (the start model's states are kept)"
             out["noise"] = "with {start} (it perturbs the split PCFG EM starts from otherwise)"
             out["seed"] = "with {start} (it only perturbs the split PCFG)"
+            out["unaries"] = "with {start} (EM continues on the start model's grammar)"
         return out
 
     def iterates(
@@ -303,7 +304,7 @@ class EMLearner(Iterative):
         """EM iterations on ``data``'s trees or sentences, each a step with the dev
         log-likelihood as its held-out score."""
         opts, grammar, text = self.options, data.grammar, data.text
-        if opts.unaries and text is None:
+        if opts.unaries and text is None and start is None:
             yield from self._chain_iterates(data, dev, start, progress)
             return
         pcfg = (
@@ -377,7 +378,7 @@ class EMLearner(Iterative):
         plan = ChainTrees(chains, grammar, data.bank, opts.states, data.weights)
         dev_bank = _dev_bank(grammar, dev, progress) if dev is not None else None
         dev_plan = None if dev_bank is None else ChainTrees(chains, grammar, dev_bank, opts.states)
-        prior = lexicon_prior(chains, grammar, data.bank)
+        prior = lexicon_prior(chains, grammar, data.bank, data.weights)
         options = {**to_dict(opts), "init": "split pcfg"}
         previous = None
         steps = em_steps(

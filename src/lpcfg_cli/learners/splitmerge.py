@@ -91,7 +91,7 @@ class SplitMergeOptions:
     )
     seed: int = hyper(0, SEED_HELP, min=0)
     unaries: bool = hyper(
-        False,
+        True,
         "EM: train unary chains as latent unary rules (their symbols share the rules they "
         "stand for, as in the Berkeley parser) instead of one latent symbol per chain.",
     )
@@ -113,11 +113,16 @@ class SplitMergeLearner(Iterative):
     seconds_digits = 1
     f1_digits = 2
 
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
+        if start:
+            return {"unaries": "with {start} (the cycles split the start model's grammar)"}
+        return {}
+
     def iterates(
         self, data: TrainingData, dev: Any, start: LPCFG | None, progress: Progress
     ) -> Iterator[Iterate]:
         opts, g = self.options, data.grammar
-        if opts.unaries:
+        if opts.unaries and start is None:
             yield from self._chain_iterates(data, start)
             return
         rng = np.random.default_rng(opts.seed)
