@@ -234,7 +234,17 @@ class Bench:
             if (m := CYCLE.search(p.name))
         )  # fmt: skip
         record["grammars"] = {str(k): shown(p) for k, p in cycles}
-        dev = {str(k): self.berkeley_parse(name, data, gr, "dev", k) for k, gr in cycles}
+        # The cycle is chosen as lpcfg's split-merge chooses its own (patience 1): dev is
+        # parsed with each cycle's grammar until one does not improve on the best so far.
+        dev: dict[str, dict] = {}
+        best_f1 = None
+        for k, gr in cycles:
+            result = dev[str(k)] = self.berkeley_parse(name, data, gr, "dev", k)
+            f1 = result.get("f1") if result["status"] == "ok" else None
+            if f1 is not None and best_f1 is not None and f1 <= best_f1:
+                break
+            if f1 is not None:
+                best_f1 = f1
         record["dev_by_cycle"], record["test_by_cycle"] = dev, {}
         scored = [(k, r) for k, r in dev.items() if r["status"] == "ok"]
         if not scored:
@@ -242,7 +252,10 @@ class Bench:
             return record
         best = max(scored, key=lambda kr: (kr[1]["f1"], -int(kr[0])))[0]
         record["chosen_cycle"] = int(best)
-        for key, cycle in (("chosen", best), ("last", str(cycles[-1][0]))):
+        last = str(cycles[-1][0])
+        for key, cycle in (("chosen", best), ("last", last)):
+            if cycle not in dev:
+                continue  # dev stopped before the last cycle: its grammar is not parsed
             if cycle not in record["test_by_cycle"]:
                 grammar_k = dict(cycles)[int(cycle)]
                 record["test_by_cycle"][cycle] = self.berkeley_parse(
@@ -266,14 +279,20 @@ class Bench:
         assert self.berkeley is not None
         raw = grammar.parent / f"cycle{cycle}.{part}.out"
         parsed = grammar.parent / f"cycle{cycle}.{part}.parsed"
+        timing = grammar.parent / f"cycle{cycle}.{part}.json"
         parse = ["java", "-Xmx4g", "-jar", shown(self.berkeley / JAR), "-gr", shown(grammar),
                  "-inputFile", shown(data / f"{part}.txt"), "-outputFile", shown(raw)]  # fmt: skip
-        t0 = time.perf_counter()
-        done = subprocess.run(parse, capture_output=True, text=True)
-        seconds = time.perf_counter() - t0
-        result = {"command": shlex.join(parse), "parse_seconds": seconds}
-        if done.returncode != 0 or not raw.exists():
-            return failed(result, f"parse {part}", done, seconds)
+        result: dict = {"command": shlex.join(parse)}
+        if timing.exists() and raw.exists() and not self.args.fresh:  # parsed before: resume
+            result.update(json.loads(timing.read_text(encoding="utf-8")))
+        else:
+            t0 = time.perf_counter()
+            done = subprocess.run(parse, capture_output=True, text=True)
+            seconds = time.perf_counter() - t0
+            result["parse_seconds"] = seconds
+            if done.returncode != 0 or not raw.exists():
+                return failed(result, f"parse {part}", done, seconds)
+            timing.write_text(json.dumps({"parse_seconds": seconds}), encoding="utf-8")
         lines = raw.read_text(encoding="utf-8").splitlines()
         result["unparsed"] = sum(bool(UNPARSED.fullmatch(line.strip())) for line in lines)
         with atomic_output(parsed) as fh:
