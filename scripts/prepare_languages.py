@@ -38,6 +38,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.evalb.params import COLLINS
 from lpcfg_cli.files.streams import atomic_output
+from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.nltk_samples import TREEBANKS, Split, split
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import escape_token, format_tree
@@ -79,12 +80,28 @@ def write_split(data: Split, out: Path, audit_data: dict | None = None) -> None:
             with atomic_output(out / f"{part}.txt") as fh:
                 fh.writelines(" ".join(map(escape_token, words(t))) + "\n" for t in trees)
     with atomic_output(out / "train.root.mrg") as fh:
-        fh.writelines(format_tree(normalize(t), root="ROOT") + "\n" for t in data.parts["train"])
+        fh.writelines(
+            format_tree(berkeley_readable(normalize(t)), root="ROOT") + "\n"
+            for t in data.parts["train"]
+        )
     if audit_data is not None:
         with atomic_output(out / "audit.json") as fh:
             fh.write(json.dumps(audit_data, indent=1, ensure_ascii=False) + "\n")
     with atomic_output(out / SOURCE_FILE) as fh:  # last: only a complete split is vouched for
         fh.write(source_line(data) + "\n")
+
+
+def berkeley_readable(tree: Tree) -> Tree:
+    """``tree`` with every word that is a sibling of phrases (floresta's unclosed
+    ``(>N+pron todo (H+n tipo) ...)``) under a pre-terminal of its own, ``labels.WORD``, as
+    lpcfg's binarization gives it: the Berkeley parser's trainer stops at such a tree
+    ("Yield and preterminal yield do not match")."""
+    for node in iter_nodes(tree):
+        if not is_preterminal(node) and any(isinstance(c, str) for c in node):
+            for i, child in enumerate(node):
+                if isinstance(child, str):
+                    node[i] = Tree(labels.WORD, [child])
+    return tree
 
 
 def audit(data: Split, sentences: list[list[str]] | None = None) -> dict:

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from lpcfg_cli.treebank.nltk_samples import TREEBANKS, Reading, Split
-from lpcfg_cli.treebank.ptb import format_tree, read_trees
+from lpcfg_cli.treebank.ptb import format_tree, parse_tree, read_trees
 from tests.support import SCRIPTS, latent_trees, load_script
 
 
@@ -62,6 +62,18 @@ def test_a_split_folder_holds_the_gold_the_words_and_the_berkeley_trees(prepare,
     assert json.loads((folder / "audit.json").read_text()) == {"planted": True}
     (folder / "test.txt").unlink()
     assert prepare.folder_source(folder) is None  # incomplete: not vouched for
+
+
+def test_a_word_beside_phrases_gets_a_pre_terminal_for_the_berkeley_trainer(prepare, tmp_path):
+    data = planted_split()
+    mixed = parse_tree("(S (NP (D o) (N mercado)) (NP todo (N tipo)) (V fica))")
+    data.parts["train"][0] = mixed
+    prepare.write_split(data, tmp_path / "x")
+    root = (tmp_path / "x" / "train.root.mrg").read_text().splitlines()
+    assert root[0] == "(ROOT (S (NP (D o) (N mercado)) (NP (%w todo) (N tipo)) (V fica)))"
+    assert format_tree(mixed) == "(S (NP (D o) (N mercado)) (NP todo (N tipo)) (V fica))"
+    train = (tmp_path / "x" / "train.mrg").read_text().splitlines()
+    assert "(NP todo (N tipo))" in train[0]  # the gold as written
 
 
 def test_the_audit_counts_what_bears_on_parsing(prepare):
