@@ -305,7 +305,7 @@ class EMLearner(Iterative):
         log-likelihood as its held-out score."""
         opts, grammar, text = self.options, data.grammar, data.text
         if opts.unaries and text is None and start is None:
-            yield from self._chain_iterates(data, dev, start, progress)
+            yield from self._chain_iterates(data, dev, progress)
             return
         pcfg = (
             string_pcfg(grammar, text)
@@ -346,9 +346,7 @@ class EMLearner(Iterative):
                 heldout = None
                 if dev_plan is not None:
                     heldout = record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
-                converged = previous is not None and abs(stats.loglik - previous) <= (
-                    opts.tol * abs(previous)
-                )
+                converged = converged_at(stats.loglik, previous, opts.tol)
                 if text is None:
                     record["dev_f1"] = None
                 bar.update(1)
@@ -365,12 +363,11 @@ class EMLearner(Iterative):
                 previous = stats.loglik
 
     def _chain_iterates(
-        self, data: TrainingData, dev: DevTrees | DevText | None, start: Any, progress: Progress
+        self, data: TrainingData, dev: DevTrees | DevText | None, progress: Progress
     ) -> Iterator[Iterate]:
-        """EM iterations of the model with unary rules (``learners.chain_em``)."""
+        """EM iterations of the model with unary rules (``learners.chain_em``), from the
+        treebank (a start model keeps its own grammar: ``inert``)."""
         opts, grammar = self.options, data.grammar
-        if start is not None:
-            raise LpcfgError("EM with unaries starts from the treebank, not from a start model")
         coarse = train_pcfg(grammar, data.bank, {}, data.weights).coarse
         chains = UnaryChains.of(grammar)
         base = treebank_params(chains, grammar, data.bank, data.weights)
@@ -392,9 +389,7 @@ class EMLearner(Iterative):
                 heldout = None
                 if dev_plan is not None:
                     heldout = record["dev_loglik"] = dev_plan.loglik(params)
-                converged = previous is not None and abs(loglik - previous) <= (
-                    opts.tol * abs(previous)
-                )
+                converged = converged_at(loglik, previous, opts.tol)
                 record["dev_f1"] = None
                 bar.update(1)
                 state = ChainModel(chains, params)
@@ -448,6 +443,12 @@ def _dev_trees(
     """The dev trees compiled against ``grammar`` (those using unseen rules left out)."""
     bank = _dev_bank(grammar, dev, progress)
     return Trees(grammar, bank, m) if bank is not None else None
+
+
+def converged_at(loglik: float, previous: float | None, tol: float) -> bool:
+    """True when the log-likelihood moved by at most ``tol`` of its previous value (EM's
+    stopping rule, ``--tol``)."""
+    return previous is not None and abs(loglik - previous) <= tol * abs(previous)
 
 
 def _dev_bank(

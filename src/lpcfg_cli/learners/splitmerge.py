@@ -36,7 +36,6 @@ import numpy as np
 
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
 from lpcfg_cli.engine.tree_charts import TreeCharts
-from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.grammar.unary_chains import UnaryChains
@@ -46,7 +45,7 @@ from lpcfg_cli.learners.chain_em import merge as chain_merge
 from lpcfg_cli.learners.chain_em import merge_loss as chain_merge_loss
 from lpcfg_cli.learners.chain_em import split as chain_split
 from lpcfg_cli.learners.chain_em import to_model as chain_model
-from lpcfg_cli.learners.em import EMLearner, EMOptions
+from lpcfg_cli.learners.em import EMLearner, EMOptions, converged_at
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.protocol import MAX_STATES, Progress
 from lpcfg_cli.learners.selection import Iterate, Iterative
@@ -100,6 +99,13 @@ class SplitMergeOptions:
         check(self)
 
 
+def _cycle(cycle: int, record: dict[str, Any], model: LPCFG, t0: float, cycles: int) -> Iterate:
+    """One cycle's step. Without dev F1 every cycle is the best so far: the last is kept."""
+    return Iterate(
+        cycle, record, lambda: model, model, t0, heldout=float(cycle), last=cycle == cycles
+    )
+
+
 class SplitMergeLearner(Iterative):
     """Split-merge EM from the treebank PCFG or a start model (see the module docstring):
     each step one cycle; alone it keeps the last, ``selection.EarlyStopping`` the best on
@@ -123,7 +129,7 @@ class SplitMergeLearner(Iterative):
     ) -> Iterator[Iterate]:
         opts, g = self.options, data.grammar
         if opts.unaries and start is None:
-            yield from self._chain_iterates(data, start)
+            yield from self._chain_iterates(data)
             return
         rng = np.random.default_rng(opts.seed)
         model = start if start is not None else train_pcfg(g, data.bank, data.meta())
@@ -144,22 +150,12 @@ class SplitMergeLearner(Iterative):
                 if model.meta.get("history")
                 else None,
             }
-            # Without dev F1 every cycle is the best so far: the last is kept.
-            yield Iterate(
-                cycle,
-                record,
-                lambda model=model: model,
-                model,
-                t0,
-                heldout=float(cycle),
-                last=cycle == opts.cycles,
-            )
+            yield _cycle(cycle, record, model, t0, opts.cycles)
 
-    def _chain_iterates(self, data: TrainingData, start: LPCFG | None) -> Iterator[Iterate]:
-        """The cycles on the base grammar with unary rules (``learners.chain_em``)."""
+    def _chain_iterates(self, data: TrainingData) -> Iterator[Iterate]:
+        """The cycles on the base grammar with unary rules (``learners.chain_em``), from the
+        treebank (a start model keeps its own grammar: ``inert``)."""
         opts, g = self.options, data.grammar
-        if start is not None:
-            raise LpcfgError("split-merge with unaries starts from the treebank, not a start model")
         rng = np.random.default_rng(opts.seed)
         coarse = train_pcfg(g, data.bank, {}).coarse
         chains = UnaryChains.of(g)
@@ -177,7 +173,7 @@ class SplitMergeLearner(Iterative):
             )
             for new, loglik in steps:
                 params = new
-                if previous is not None and abs(loglik - previous) <= opts.tol * abs(previous):
+                if converged_at(loglik, previous, opts.tol):
                     break
                 previous = loglik
             return params, loglik
@@ -201,15 +197,7 @@ class SplitMergeLearner(Iterative):
                 "max_states": model.max_states,
                 "train_loglik": loglik,
             }
-            yield Iterate(
-                cycle,
-                record,
-                lambda model=model: model,
-                model,
-                t0,
-                heldout=float(cycle),
-                last=cycle == opts.cycles,
-            )
+            yield _cycle(cycle, record, model, t0, opts.cycles)
 
     def finish(
         self, data: TrainingData, chosen: Iterate, history: list[dict[str, Any]], extra: dict
