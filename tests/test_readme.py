@@ -73,4 +73,5 @@ def test_the_python_example_trains_parses_prints_and_scores(tmp_path, monkeypatc
     exec(compile(block, "README.md", "exec"), {})
     printed = capsys.readouterr().out
     assert printed.count("(N0") == 2  # two nltk trees, pretty-printed from the root N0
+    assert printed.count("(no words, no tree)") == 1  # and the empty sentence
     assert 0.0 <= float(printed.splitlines()[-1]) <= 100.0

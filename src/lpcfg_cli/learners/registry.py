@@ -21,7 +21,7 @@ with max-bracket. The measurements are in docs/parsing.md (Decoders).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any
@@ -292,8 +292,14 @@ def train(
     how = binarize or binarization(method)
     if isinstance(treebank, (str, os.PathLike)):
         treebank = [treebank]
+    if isinstance(treebank, (bytes, Tree)) or not isinstance(treebank, Iterable):
+        raise TypeError(
+            f"treebank must be a file name, file names or trees, not {type(treebank).__name__}"
+        )
     items = list(treebank)
-    if items and all(isinstance(t, Tree) for t in items):
+    if not items:
+        raise ParameterError("{treebank} holds no file names or trees")
+    if all(isinstance(t, Tree) for t in items):
         data = prepare_trees(items, how, rare=rare)
     else:
         data = prepare([os.fspath(p) for p in items], how, rare=rare)

@@ -61,7 +61,7 @@ from lpcfg_cli.parsing.parser_options import ParserOptions, chart_length_limit, 
 from lpcfg_cli.parsing.smoothed import SmoothedGrammar
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import debinarize
-from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks
+from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks, checked_sentences
 from lpcfg_cli.treebank.tree import Tree
 
 # Why a sentence got a fallback tree when no tree covers it (a coarser grammar may: backoff).
@@ -123,6 +123,13 @@ class Parser:
         # runs). The parser keeps what it reads of the model, not the model, whose latent
         # parameters (dense per member, with the restored words' rules) would stay in
         # memory beside their arranged copies for as long as the parser lives.
+        if not isinstance(model, (LPCFG, ArrangedModel)):
+            raise TypeError(
+                "model must be a parsing model (lpcfg_cli.load_model gives one), "
+                f"not {type(model).__name__}"
+            )
+        if options is not None and not isinstance(options, ParserOptions):
+            raise TypeError(f"options must be ParserOptions, not {type(options).__name__}")
         arranged = model if isinstance(model, ArrangedModel) else ArrangedModel.of(model)
         self.grammar = g = arranged.grammar
         self.treebank_pcfg = arranged.treebank_pcfg
@@ -219,7 +226,9 @@ class Parser:
         sentences: Sequence[Sequence[str]],
         progress: Callable[[int], None] | None = None,
     ) -> list[ParseResult]:
-        """Parse every sentence (in order); ``progress(n)`` is called as sentences finish."""
+        """Parse every sentence (a list of tokens; in order); ``progress(n)`` is called as
+        sentences finish."""
+        sentences = list(checked_sentences(sentences))
         t0 = time.perf_counter()
         out = self._parse_plain(sentences, progress)
         self._beyond_grammar(sentences, out)

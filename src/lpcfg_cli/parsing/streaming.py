@@ -25,17 +25,19 @@ block being filled is parsed at once, and results are handed on before more inpu
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from threadpoolctl import threadpool_limits
 
+from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.files.streams import Pause
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.arranged import ArrangedModel
 from lpcfg_cli.parsing.parser import Parser, ParseResult, ParserOptions, ParseStats
 from lpcfg_cli.parsing.workers import Workers
-from lpcfg_cli.treebank.sentences import blocks
+from lpcfg_cli.treebank.sentences import blocks, checked_sentences
 from lpcfg_cli.treebank.tree import Tree
 
 # Sentences per block, in one process and with workers: larger blocks spread the kernels'
@@ -148,9 +150,9 @@ class StreamParser:
         jobs: int = 1,
         block: int | None = None,
     ):
+        self.jobs = check_count("jobs", jobs)
+        self.block = SERIAL_BLOCK if block is None else check_count("block", block)
         self.parser = Parser(model, options)
-        self.jobs = jobs
-        self.block = block or SERIAL_BLOCK
         self.stats = ParseStats()
 
     def parse(
@@ -158,8 +160,15 @@ class StreamParser:
         sentences: Iterable[Sequence[str] | Pause],
         progress: Callable[[int], None] | None = None,
     ) -> Iterator[ParseResult]:
-        """Results in input order, one per sentence, as their blocks finish (``sentences``
-        may carry ``fileio.PAUSE``, see the module docstring)."""
+        """Results in input order, one per sentence (a list of tokens), as their blocks
+        finish (``sentences`` may carry ``fileio.PAUSE``, see the module docstring)."""
+        return self._parse(checked_sentences(sentences), progress)
+
+    def _parse(
+        self,
+        sentences: Iterable[Sequence[str] | Pause],
+        progress: Callable[[int], None] | None,
+    ) -> Iterator[ParseResult]:
         t0 = time.perf_counter()
         try:
             with threadpool_limits(1):
@@ -247,6 +256,16 @@ class StreamParser:
             workers.close(kill=not complete)
 
 
+def check_count(name: str, value: object) -> int:
+    """``value`` if it is a whole number of at least 1, else ``TypeError`` or ``ValueError``
+    naming parameter ``name`` (``True`` is not a count, nor is ``"2"``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number, not {type(value).__name__}")
+    if value < 1:
+        raise ParameterError("{" + name + "} must be at least 1, not {value}", value=int(value))
+    return int(value)
+
+
 def parse_sentences(
     model: LPCFG | ArrangedModel,
     sentences: Sequence[Sequence[str]],
@@ -272,5 +291,5 @@ def parse(
     parse, or a flat fallback tree when it has none (``ParseResult`` says why; use
     ``StreamParser`` for those details); None for the empty sentence. A stream: sentences
     are read as they are needed."""
-    for result in StreamParser(model, options, jobs=jobs).parse(sentences):
-        yield result.tree
+    stream = StreamParser(model, options, jobs=jobs)  # checks its arguments now
+    return (result.tree for result in stream.parse(sentences))

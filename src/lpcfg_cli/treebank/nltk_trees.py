@@ -21,6 +21,11 @@ def _nltk_tree() -> Any:
 
 def to_nltk(tree: Tree) -> Any:
     """``tree`` as an ``nltk.Tree`` (the same labels and words)."""
+    if not isinstance(tree, Tree):
+        raise TypeError(
+            f"tree must be a Tree, not {type(tree).__name__}"
+            + (" (the empty sentence has no tree)" if tree is None else "")
+        )
     nltk_tree = _nltk_tree()
     out = nltk_tree(tree.label(), [])
     stack = [(tree, out)]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import DEFAULT_ENCODING, display_name, read_text
+from lpcfg_cli.treebank.sentences import WHITESPACE
 from lpcfg_cli.treebank.tree import ROOT_LABELS, Tree, iter_nodes
 
 
@@ -45,14 +46,17 @@ class TreeRecord:
     line: int
 
 
-# A token: a bracket or a run of other non-space characters (a backslash is an ordinary
-# character, as in the PTB and EVALB, not an escape as nltk's default tokenizer has it).
-_TOKEN = r"[^\s()]+"
+# A token: a bracket or a run of other characters that are not whitespace (``WHITESPACE``,
+# as EVALB's: U+00A0 is part of a word or label). A backslash is an ordinary character, as
+# in the PTB and EVALB, not an escape as nltk's default tokenizer has it.
+_TOKEN = f"[^{WHITESPACE}()]+"
 _TOKENS = re.compile(rf"\(|\)|{_TOKEN}")
 _OPEN, _CLOSE, _WORD = 0, 1, 2
+_BLANK = "[" + WHITESPACE.replace("\n", "") + "]"
 # A line whose first non-blank character is "(": a top-level tree may start there.
-_TREE_LINE = re.compile(r"^[^\S\n]*\(", re.M)
-_BLANKS = re.compile(r"[^\S\n]*")
+_TREE_LINE = re.compile(rf"^{_BLANK}*\(", re.M)
+_BLANKS = re.compile(f"{_BLANK}*")
+_SPACE = re.compile(f"[{WHITESPACE}]")
 
 
 class _Brackets:
@@ -326,9 +330,12 @@ def trees_from_text(text: str) -> list[Tree]:
 
 
 def escape_token(token: str) -> str:
-    """A word or label as it can be written in a tree: ``(`` and ``)``, the only characters
-    that break the format, by their PTB names (``(`` -> ``-LRB-``, ``:-)`` -> ``:--RRB-``);
-    anything else as it is (``{`` stays ``{``: see the module)."""
+    """A word or label as it can be written in a tree: ``(`` and ``)`` by their PTB names
+    (``(`` -> ``-LRB-``, ``:-)`` -> ``:--RRB-``); anything else as it is (``{`` stays ``{``:
+    see the module). Whitespace cannot be escaped, and a tree built in Python with a word
+    or label holding some would come out as another tree: ``ValueError``."""
+    if _SPACE.search(token):
+        raise ValueError(f"a word or label holds whitespace: {token!r}")
     if "(" in token or ")" in token:
         return token.replace("(", "-LRB-").replace(")", "-RRB-")
     return token
@@ -360,7 +367,10 @@ def format_tree(tree: Tree | None, root: str | None = None) -> str:
             stack.append(_CLOSE_NODE)
             stack.extend(reversed(item))
         else:
-            parts += [" ", escape_token(str(item))]
+            word = str(item)
+            if not word:
+                raise ValueError("a tree holds an empty word")
+            parts += [" ", escape_token(word)]
     if root is not None:
         parts.append(")")
     return "".join(parts)

@@ -166,4 +166,6 @@ def leaves(tree: Tree) -> list[str]:
 
 def words(tree: Tree) -> list[str]:
     """The words of a tree, without -NONE- elements."""
+    if not isinstance(tree, Tree):
+        raise TypeError(f"tree must be a Tree, not {type(tree).__name__}")
     return [w for w, tag in tagged_words(tree) if tag != NONE_LABEL]
