@@ -5,6 +5,7 @@ from ``nltk.Tree``, evaluate, and parse through nltk's ``ParserI``."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -129,3 +130,109 @@ def test_every_public_name_has_a_reference_entry():
         if options is None or not listed:
             missing.append(f"{name} ({module})")
     assert not missing, missing
+
+
+# ---- no silent wrong result (issue 56): what the command line refuses, the library refuses
+# too, as TypeError or ValueError naming the parameter; each of these used to be accepted
+# (a string parsed character by character, a bad count used as it came) or to fail with
+# AttributeError, KeyError or a comparison error.
+
+
+@pytest.fixture(scope="module")
+def pcfg(treebank):
+    return lp.train(str(treebank / "train.mrg"), method="pcfg")
+
+
+@pytest.mark.parametrize(
+    ("sentences", "error", "message"),
+    [
+        ("the cat", TypeError, "sentences must be an iterable of token lists, not a string"),
+        (["the cat sat"], TypeError, "sentence 1 must be a list of tokens, not a string"),
+        ([["the"], ["a b", "cat"]], ValueError, "sentence 2, token 1 ('a b') holds whitespace"),
+        ([["", "cat"]], ValueError, "sentence 1, token 1 is empty"),
+        ([["a\nb"]], ValueError, "token 1 ('a\\nb') holds whitespace"),
+        ([["the", 3]], TypeError, "sentence 1, token 2 must be a string, not int"),
+        (None, TypeError, "sentences must be an iterable of token lists, not NoneType"),
+    ],
+)
+def test_parse_refuses_what_is_not_a_token_list(pcfg, sentences, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        list(lp.parse(pcfg, sentences))
+
+
+def test_parse_checks_its_arguments_when_called(pcfg):
+    with pytest.raises(TypeError, match="model must be a parsing model"):
+        lp.parse(None, [["the"]])
+    with pytest.raises(TypeError, match="model must be a parsing model"):
+        lp.NltkParser(None)
+    for jobs, error in [(0, ValueError), (-1, ValueError), ("2", TypeError), (True, TypeError)]:
+        with pytest.raises(error, match="jobs must be"):
+            lp.parse(pcfg, [["the"]], jobs=jobs)
+
+
+def test_the_empty_sentence_has_no_tree_and_says_so(pcfg):
+    trees = list(lp.parse(pcfg, [["the", "cat"], []]))
+    assert trees[1] is None
+    with pytest.raises(TypeError, match="the empty sentence has no tree"):
+        lp.to_nltk(trees[1])
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: lp.EMOptions(states=2.5), TypeError, "states must be a whole number, not 2.5"),
+        (lambda: lp.EMOptions(states=True), TypeError, "states must be a whole number, not True"),
+        (lambda: lp.EMOptions(states="a"), TypeError, "states must be a whole number, not 'a'"),
+        (lambda: lp.EMOptions(iterations=0), ValueError, "iterations must be at least 1, not 0"),
+        (lambda: lp.EMOptions(unaries=1), TypeError, "unaries must be True or False, not 1"),
+        (lambda: lp.EMOptions(tol="0.1"), TypeError, "tol must be a number, not '0.1'"),
+        (lambda: lp.learner("em", states=2.5), TypeError, "states must be a whole number"),
+        (lambda: lp.ParserOptions(decode=3), TypeError, "decode must be a string, not 3"),
+        (lambda: lp.train([]), ValueError, "treebank holds no file names or trees"),
+        (lambda: lp.train(None), TypeError, "treebank must be a file name"),
+        (lambda: lp.words(None), TypeError, "tree must be a Tree, not NoneType"),
+        (lambda: lp.evaluate([], []), ValueError, "gold holds no trees: nothing to score"),
+        (lambda: lp.evaluate(["(S (X a))"], ["(S (X a))"], param="foo"), ValueError,
+         "param must be one of collins, none, not 'foo'"),
+        (lambda: lp.evaluate(["(S (X a))"], ["(S (X a))"], cutoff=-1), ValueError,
+         "cutoff must be at least 0, not -1"),
+        (lambda: lp.evaluate("(S (X a))", ["(S (X a))"]), TypeError,
+         "gold must be a sequence of trees, not str"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_are_type_or_value_errors_naming_the_parameter(make, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        make()
+
+
+def test_bad_option_kinds_are_rendered_as_flags_on_the_command_line(tmp_path):
+    from lpcfg_cli.errors import ParameterError, ParameterTypeError
+
+    with pytest.raises(ParameterTypeError) as caught:
+        lp.EMOptions(states=2.5)
+    assert isinstance(caught.value, (ParameterError, TypeError))
+    assert caught.value.render(lambda n: "--" + n) == "--states must be a whole number, not 2.5"
+
+
+def test_words_with_unicode_spaces_survive_a_round_trip():
+    """One definition of whitespace: C's isspace (EVALB's); U+00A0 and U+3000 are parts
+    of words and labels when trees are read, written, split into words and scored."""
+    from lpcfg_cli.evalb import reader
+    from lpcfg_cli.treebank.sentences import WHITESPACE, split_tokens
+
+    assert WHITESPACE == reader._WS
+    text = "(S (NP\u00a0X (NNP New\u00a0York)) (VP (VBD won\u3000it)))"
+    (tree,) = lp.trees_from_text(text)
+    assert lp.format_tree(tree) == text
+    assert lp.words(tree) == ["New\u00a0York", "won\u3000it"]
+    assert split_tokens("New\u00a0York \t won\u3000it\x0b.") == [
+        "New\u00a0York",
+        "won\u3000it",
+        ".",
+    ]
+    figures = lp.evaluate([text], [tree]).all.figures()
+    assert figures["strict_fmeasure"] == 100.0
+    with pytest.raises(ValueError, match="holds whitespace"):
+        lp.format_tree(lp.Tree("NP", ["a b"]))
+    with pytest.raises(ValueError, match="empty word"):
+        lp.format_tree(lp.Tree("NP", [""]))

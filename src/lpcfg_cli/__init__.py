@@ -37,6 +37,7 @@ _LAZY = {
     # errors
     "LpcfgError": "lpcfg_cli.errors",
     "ParameterError": "lpcfg_cli.errors",
+    "ParameterTypeError": "lpcfg_cli.errors",
     # trees and treebanks
     "Tree": "lpcfg_cli.treebank.tree",
     "words": "lpcfg_cli.treebank.tree",

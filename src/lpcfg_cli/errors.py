@@ -32,17 +32,21 @@ class LpcfgError(Exception):
         return f"{self.place()}{self.message}"
 
 
-class ParameterError(LpcfgError):
+class ParameterError(LpcfgError, ValueError):
     """A value the library's options cannot take, or a combination of them it cannot fit,
     told in the parameters' own names: the template names each parameter in braces
     (``"a {states} grid needs {dev} to choose among its values"``). ``str()`` gives the
     library's wording (``a states grid needs dev ...``); the command line renders each name
-    as the flag that sets it (``--states``, ``--dev``: ``render``)."""
+    as the flag that sets it (``--states``, ``--dev``: ``render``). A ``ValueError`` too, as
+    Python code expects of a bad argument; ``ParameterTypeError`` is the ``TypeError``."""
 
     def __init__(self, template: str, **values: Any) -> None:
         self.template = template
         self.values = values
         self.names = [f for _, f, _, _ in string.Formatter().parse(template) if f]
+        # The command line's parameters (by name) whose value came from a file, and which:
+        # the message then says where to change it (set by the command line).
+        self.origins: dict[str, str] = {}
         super().__init__(self.render(lambda name: name))
 
     def render(self, name_of: Callable[[str], str]) -> str:
@@ -50,6 +54,10 @@ class ParameterError(LpcfgError):
         return self.template.format(
             **{n: name_of(n) for n in self.names if n not in self.values}, **self.values
         )
+
+
+class ParameterTypeError(ParameterError, TypeError):
+    """A parameter given a value of the wrong kind (``states=2.5``, ``jobs="2"``)."""
 
 
 class CheckFailed(LpcfgError):

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from lpcfg_cli.errors import ParameterError
+from lpcfg_cli.errors import ParameterError, ParameterTypeError
 
 SEED_HELP = "Random seed (a whole number >= 0); the same seed gives the same result."
 
@@ -66,17 +67,95 @@ def default_of(f: dataclasses.Field) -> Any:
 
 
 def check(options: Any) -> None:
-    """Raise ``ParameterError`` for a hyper-parameter of ``options`` outside its range
-    (naming the parameter; the command line says its flag)."""
+    """Raise ``ParameterError`` (a ``ValueError``) for a hyper-parameter of ``options``
+    outside its range and ``ParameterTypeError`` (a ``TypeError``) for one of the wrong
+    kind, naming the parameter (the command line says its flag). The kind is the
+    default's, as on the command line: ``states=2.5``, ``states=True`` or
+    ``states="8"`` are refused, not truncated or compared as they come."""
     for f, spec in hyper_fields(type(options)):
         value = getattr(options, f.name)
-        values = (
-            value.values()
-            if isinstance(value, dict)
-            else (value if isinstance(value, tuple) else (value,))
-        )
+        kind = value_kind(f, spec)
+        if value is None and default_of(f) is None:
+            continue
+        if kind.startswith("tuple"):
+            if not isinstance(value, tuple):
+                _wrong_kind(f.name, "a tuple", value)
+            values: Any = value
+        elif kind.startswith("dict"):
+            if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+                _wrong_kind(f.name, "a dict of names to whole numbers", value)
+            values = value.values()
+        elif kind == "intset" and isinstance(value, tuple):
+            values = value
+        else:
+            values = (value,)
+        element = _ELEMENT.get(kind, kind)
         for v in values:
+            if not _is_kind(v, element):
+                _wrong_kind(f.name, _KIND_NAMES[element], v)
             _check_one(f.name, spec, v)
+
+
+# What a value of each kind must be, and how a message names it.
+_ELEMENT = {
+    "tuple[int]": "int",
+    "tuple[float]": "float",
+    "tuple[str]": "str",
+    "dict": "int",
+    "intset": "int",
+}
+_KIND_NAMES = {
+    "bool": "True or False",
+    "int": "a whole number",
+    "float": "a number",
+    "str": "a string",
+}
+
+
+def value_kind(f: dataclasses.Field, spec: Spec) -> str:
+    """The kind of field ``f``'s values: ``bool``, ``int``, ``float``, ``str``,
+    ``tuple[int]``, ``tuple[float]``, ``tuple[str]``, ``dict`` (names to whole numbers) or
+    ``intset``."""
+    if spec.kind in ("switch", "int", "float", "intset"):
+        return {"switch": "bool"}.get(spec.kind, spec.kind)
+    default = default_of(f)
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, dict):
+        return "dict"
+    if isinstance(default, tuple):
+        if default:
+            element = type(default[0]).__name__
+        else:  # the annotation says: "tuple[str, ...]"
+            element = next((k for k in ("str", "float", "int") if k in str(f.type)), "str")
+        return f"tuple[{element}]"
+    for kind in (int, float, str):
+        if isinstance(default, kind):
+            return kind.__name__
+    return "str"
+
+
+def _is_kind(value: Any, kind: str) -> bool:
+    if kind == "bool":
+        return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy's too
+    if isinstance(value, bool):
+        return False
+    if kind == "int":
+        return isinstance(value, numbers.Integral)
+    if kind == "float":
+        return isinstance(value, numbers.Real)
+    return isinstance(value, str)
+
+
+def _wrong_kind(name: str, kind: str, value: Any) -> None:
+    raise ParameterTypeError(
+        "{" + name + "} must be {kind}, not {value}", kind=kind, value=_show(value)
+    )
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _check_one(name: str, spec: Spec, value: Any) -> None:

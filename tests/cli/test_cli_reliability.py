@@ -405,7 +405,7 @@ def test_states_beyond_the_range_or_the_memory_are_refused(d, tmp_path, monkeypa
         "train", "-q", "--method", "em", "--states", "64", d / "t.mrg", "-o", tmp_path / "m"
     )
     one_error(res, "states 64 needs about")
-    assert "more than the 0.1 GB this machine allows: choose fewer states" in res.stderr
+    assert "more than the 0.1 GB this machine allows: choose fewer --states" in res.stderr
     assert not (tmp_path / "m").exists()
 
 

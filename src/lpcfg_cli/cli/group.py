@@ -114,15 +114,16 @@ class LpcfgGroup(click.Group):
         except click.ClickException as exc:
             _fail(exc.format_message(), exc.exit_code)
         except ParameterError as exc:  # the library names parameters; here they are flags
-            _fail(exc.place() + exc.render(flag_of), exc.exit_code)
+            origins = exc.origins
+            _fail(exc.place() + exc.render(lambda name: _flag(name, origins)), exc.exit_code)
         except LpcfgError as exc:
             _fail(str(exc), exc.exit_code)
         except (BrokenPipeError, _StdoutClosed):
             _end_on_closed_stdout()
         except KeyboardInterrupt:
             _fail("interrupted", 130)
-        except MemoryError:
-            _fail("out of memory", 2)
+        except MemoryError as exc:  # numpy's says how much it asked for
+            _fail(f"out of memory ({exc})" if str(exc) else "out of memory", 2)
         except OSError as exc:  # one not tied to a named input or output (those say which)
             where = f"{exc.filename}: " if exc.filename else ""
             _fail(f"{where}{exc.strerror or exc}", 2)
@@ -191,6 +192,13 @@ def _end_by_signal(signum: int) -> NoReturn:
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
     sys.exit(128 + signum)  # not reached where the signal ends the process
+
+
+def _flag(name: str, origins: dict[str, str]) -> str:
+    """The flag of library parameter ``name``, and the file that set it if one did."""
+    flag = flag_of(name)
+    config = origins.get(flag.lstrip("-").replace("-", "_"))
+    return f"{flag} (set in {config})" if config else flag
 
 
 def _fail(message: str, status: int) -> NoReturn:

@@ -77,7 +77,7 @@ class EMOptions:
     """Hyper-parameters of EM (defaults: the `make demo` runs; see the module docstring)."""
 
     states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
-    iterations: int = hyper(20, "EM iterations.", min=0)
+    iterations: int = hyper(20, "EM iterations.", min=1)
     seed: int = hyper(0, SEED_HELP, min=0)
     tol: float = hyper(
         1e-5, "EM stops when the relative log-likelihood change is below this.", min=0.0

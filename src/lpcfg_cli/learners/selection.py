@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from lpcfg_cli.errors import ParameterError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.hyperparams import check, hyper, to_dict
 from lpcfg_cli.learners import statesearch
@@ -161,7 +161,7 @@ def run_steps(
         if step.converged or (patience is not None and dev is not None and keep.stop):
             break
     if step is None:
-        raise ValueError(f"{inner.method} made no {inner.unit}")
+        raise LpcfgError(f"{inner.method} made no {inner.unit}: nothing to choose from")
     chosen = keep.best if keep.best is not None else step
     progress.report(f"selected {inner.unit} {chosen.index} of {len(history)}")
     return inner.finish(data, chosen, history, {})

@@ -79,20 +79,24 @@ def available_memory() -> int | None:
     return min(limits) if limits else None
 
 
-def check_size(grammar: Grammar, states: int) -> None:
-    """Refuse (``LpcfgError`` naming ``states``) a model of ``grammar`` with ``states``
+def check_size(grammar: Grammar, states: int, copies: int = 6) -> None:
+    """Refuse (``ParameterError`` naming ``states``) a model of ``grammar`` with ``states``
     latent states per symbol whose parameters (``m^3`` per binary rule) would not fit in
-    this machine's memory: training holds about six arrays of their size (the parameters,
-    their expected counts, the engine's arranged copies), so six float64 copies are asked."""
+    this machine's memory ``copies`` times: training holds about six arrays of their size
+    (the parameters, their expected counts, the engine's arranged copies)."""
     floats = grammar.n_binary * states**3 + (grammar.n_lexical + grammar.n_symbols) * states
-    needed = 6 * 8 * floats
+    needed = copies * 8 * floats
     limit = available_memory()
     if limit is not None and needed > limit:
-        raise LpcfgError(
-            f"states {states} needs about {needed / 1e9:.3g} GB for the parameters of this "
-            f"grammar ({grammar.n_binary} binary rule{'s' if grammar.n_binary != 1 else ''}, "
-            f"m^3 = {states**3} floats each), more "
-            f"than the {limit / 1e9:.3g} GB this machine allows: choose fewer states"
+        rules = f"{grammar.n_binary} binary rule{'s' if grammar.n_binary != 1 else ''}"
+        raise ParameterError(
+            "{states} " + str(states) + " needs about {needed} GB for the parameters of this "
+            "grammar ({rules}, m^3 = {cube} floats each), more than the {limit} GB this machine "
+            "allows: choose fewer {states}",
+            needed=f"{needed / 1e9:.3g}",
+            rules=rules,
+            cube=str(states**3),
+            limit=f"{limit / 1e9:.3g}",
         )
 
 

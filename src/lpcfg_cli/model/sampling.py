@@ -16,7 +16,7 @@ import numpy as np
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper
-from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams, check_size
 from lpcfg_cli.treebank.tree import Tree
 
 
@@ -95,6 +95,7 @@ def random_lpcfg(options: RandomGrammarOptions | None = None, /, **values: Any) 
         for w in rng.choice(n_words, size=min(o.words_per_tag, n_words), replace=False):
             lexical.append((n_inter + p, int(w)))
     grammar = Grammar(symbols, words, words, np.array(binary), np.array(lexical))
+    check_size(grammar, states, copies=2)  # the parameters and their normalised draws
     m = np.full(len(symbols), states, dtype=np.int64)
     root = np.zeros(len(symbols))
     root[0] = 1.0
