@@ -102,7 +102,7 @@ CORPUS = [
     ("train --method em --noise inf {d}/t.mrg -o {d}/o.npz", "'inf' is not a finite number"),
     # options the run cannot use (item 7)
     (
-        "train --method pcfg --dev /nonexistent {d}/t.mrg -o {d}/o.npz",
+        "train --method pcfg --dev {d}/t.mrg {d}/t.mrg -o {d}/o.npz",
         "--dev has no effect with --method pcfg",
     ),
     (
@@ -146,6 +146,28 @@ CORPUS = [
     ),
     ("parse --config {bogus} {d}/pcfg.npz {d}/x.txt", "unknown option 'bogus'"),
     ("parse --config {listed} {d}/pcfg.npz {d}/x.txt", "option 'jobs' takes one value"),
+    # no silent wrong result (issue 56): each of these exited 0 or said "internal error"
+    (
+        "train --method em --iterations 1 --log {d}/o.npz {d}/t.mrg -o {d}/o.npz",
+        "--log {d}/o.npz is also -o: two outputs of this run cannot be one file",
+    ),
+    ("parse --encoding idna {d}/pcfg.npz {d}/x.txt", "'idna' is not a codec for text files"),
+    ("parse --encoding utf-16 {d}/pcfg.npz {d}/x.txt", "x.txt:1: cannot be read as utf-16"),
+    ("train --method em --iterations 0 {d}/t.mrg -o {d}/o.npz", "Invalid value for '--iterations'"),
+    ("evaluate {d}/empty.txt {d}/empty.txt", "GOLD {d}/empty.txt holds no trees: nothing to score"),
+    (
+        "sample --random-grammar {d}/o.npz --states 100000",
+        "--states 100000 needs about 2.88e+08 GB for the parameters",
+    ),
+    (
+        "train --config {letters} {d}/t.mrg -o {d}/o.npz",
+        "{letters}: option 'states': --states must be a whole number or a comma-separated "
+        "list, not 'abc'",
+    ),
+    (
+        "train --config {nodev} {d}/t.mrg -o {d}/o.npz",
+        "--dev {d}/nope.mrg (set in {nodev}): no such file",
+    ),
 ]
 
 
@@ -155,9 +177,12 @@ def test_corpus_of_bad_inputs(d, command, fragment):
         "caps": config(d, '[train]\nmethod = "spectral"\ncaps = ["S=1"]\n'),
         "bogus": config(d, "bogus = 1\n"),
         "listed": config(d, "[parse]\njobs = [1, 2]\n"),
+        "letters": config(d, '[train]\nmethod = "em"\nstates = "abc"\n'),
+        "nodev": config(d, '[train]\nmethod = "em"\ndev = "nope.mrg"\n'),
     }
+    (d / "empty.txt").write_text("")
     args = [a.format(d=d, **files) for a in command.split()]
-    one_error(invoke(*args), fragment)
+    one_error(invoke(*args), fragment.format(d=d, **files))
     assert not (d / "o.npz").exists()
 
 
@@ -434,3 +459,71 @@ def test_internal_errors_are_one_line(d, monkeypatch):
     monkeypatch.setenv("LPCFG_DEBUG", "1")
     res = invoke("parse", str(d / "pcfg.npz"), str(d / "x.txt"))
     assert isinstance(res.exception, ValueError)
+
+
+def test_config_paths_are_relative_to_the_config_file(d, tmp_path, monkeypatch):
+    """A config's `dev` names a file next to the config, from any working folder (it was
+    read from the working folder: another folder's dev set, or "no such file")."""
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (tmp_path / "dev.mrg").write_text("\n".join(TREES[:2]) + "\n")
+    (folder / "em.toml").write_text('[train]\nmethod = "em"\niterations = 1\ndev = "../dev.mrg"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "m.npz"
+    res = invoke("train", "--config", folder / "em.toml", d / "t.mrg", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    history = LPCFG.load(out).meta["history"]
+    assert "dev_f1" in history[-1], history
+
+
+def test_a_dev_set_of_another_treebank_is_refused(d, tmp_path):
+    """Selecting on another language's dev trees gave dev F1 0.0 for every step and a
+    model chosen blindly, with exit status 0."""
+    foreign = tmp_path / "foreign.mrg"
+    foreign.write_text("(smain (noun Jan) (verb loopt))\n(smain (noun Piet) (verb zwemt))\n")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[train]\nmethod = "em"\ndev = "foreign.mrg"\n')
+    res = invoke("train", "-q", "--config", cfg, d / "t.mrg", "-o", tmp_path / "m.npz")
+    one_error(
+        res,
+        f"--dev (set in {cfg}): {foreign} do not look like held-out trees of the training "
+        "treebank: 0% of its tokens are training words and 0% of its node labels training "
+        "labels",
+    )
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_trees_without_words_are_counted_when_dropped(tmp_path):
+    bank = tmp_path / "t.mrg"
+    bank.write_text("(S (NP (-NONE- *T*-1)))\n" + "\n".join(TREES) + "\n")
+    res = invoke("train", bank, "-o", tmp_path / "m.npz")
+    assert res.exit_code == 0, res.stderr
+    dropped = f"{len(TREES)} trees (1 more dropped: no words once empty elements are removed)"
+    assert dropped in res.stderr
+
+
+def test_a_non_breaking_space_is_part_of_a_word_everywhere(tmp_path):
+    """U+00A0 is not whitespace for the tree reader, parse, binarize or evaluate (the
+    reader and parse split on it and evaluate did not: "Length unmatch")."""
+    word = "New\u00a0York"
+    bank = tmp_path / "t.mrg"
+    bank.write_text(
+        f"(S (NP (NNP {word})) (VP (VBD won)))\n(S (NP (DT the) (NN\u00a0X cat)) (VP (VBD sat)))\n",
+        encoding="utf-8",
+    )
+    res = invoke("binarize", bank)
+    assert res.exit_code == 0 and word in res.stdout and "NN\u00a0X" in res.stdout, res.stderr
+    model = tmp_path / "m.npz"
+    assert invoke("train", bank, "-o", model).exit_code == 0
+    res = invoke("parse", model, "-", stdin=f"{word} won\n")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"(TOP (S (NP (NNP {word})) (VP (VBD won))))\n"
+    parsed = tmp_path / "p.mrg"
+    parsed.write_text(res.stdout, encoding="utf-8")
+    gold = tmp_path / "g.mrg"
+    gold.write_text(f"(S (NP (NNP {word})) (VP (VBD won)))\n", encoding="utf-8")
+    res = invoke("evaluate", gold, parsed)
+    assert res.exit_code == 0 and res.stderr == "", res.stderr
+    assert "Bracketing FMeasure       = 100.00" in res.stdout

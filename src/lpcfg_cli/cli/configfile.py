@@ -7,12 +7,15 @@ their dashes, spelt with ``-`` or ``_`` (``dev-f1-every``, ``cap`` for ``--cap``
 repeatable option takes a list (``cap = ["NP=4", "VP=8"]``) or one string. Options given
 on the command line override the file. An unknown key is an error naming it, so a misspelt
 option is not silently ignored; a top-level key may belong to another subcommand (one file
-serves a whole pipeline).
+serves a whole pipeline). A file name in the file (``dev = "../data/dev.mrg"``) is relative
+to the file's own folder, as in a Makefile's includes or a pyproject.toml, so that one
+config means the same files from any working folder.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import tomllib
 from collections.abc import Iterable
 from typing import Any
@@ -100,21 +103,33 @@ def _value(option: click.Option, key: str, value: Any, path: str) -> Any:
         return value
     if option.multiple:
         if isinstance(value, str):
-            return [value]
+            return [_file_name(option, value, path)]
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return value
+            return [_file_name(option, v, path) for v in value]
         raise LpcfgError(f"option '{key}' takes a list of strings", source=path)
+    if isinstance(value, str):
+        value = _file_name(option, value, path)
     if isinstance(value, list):
         raise LpcfgError(f"option '{key}' takes one value, not a list", source=path)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         shown = str(value).lower() if isinstance(value, bool) else repr(value)
         raise LpcfgError(f"option '{key}' takes a number or a string, not {shown}", source=path)
     text = value if isinstance(value, str) else repr(value)
+    if isinstance(option.type, click.Path):
+        return text  # checked where it is used: the command line may give another
     try:
         option.type.convert(text, option, None)
     except click.BadParameter as exc:
         raise LpcfgError(f"option '{key}': {exc.message}", source=path) from None
     return text
+
+
+def _file_name(option: click.Option, value: str, config: str) -> str:
+    """``value`` of a file-name option, relative to the config file's folder (as written in
+    the file), so that the file means the same files from any working folder."""
+    if not isinstance(option.type, click.Path) or value == "-" or os.path.isabs(value):
+        return value
+    return os.path.normpath(os.path.join(os.path.dirname(config), os.path.expanduser(value)))
 
 
 def _suggest(name: str, keys: Any) -> str:

@@ -26,7 +26,7 @@ from lpcfg_cli.evalb import (
 from lpcfg_cli.evalb.compare import CompareOptions, compare, format_comparison
 from lpcfg_cli.evalb.params import EvaluateOptions
 from lpcfg_cli.evalb.report import ReportOptions
-from lpcfg_cli.files.streams import atomic_output, read_text
+from lpcfg_cli.files.streams import atomic_output, display_name, read_text
 
 
 def _options(cls: type, values: dict[str, Any]) -> Any:
@@ -144,6 +144,8 @@ def command(
     shown: ReportOptions = _options(ReportOptions, values)
     params, cutoff = scoring.params, scoring.cutoff
     gold_lines, test_lines = _lines(gold, encoding), _lines(test, encoding)
+    if not gold_lines:  # EVALB would print a summary of nothing, its F-measure "-nan"
+        raise LpcfgError(f"GOLD {display_name(gold)} holds no trees: nothing to score")
     result = _score(gold_lines, test_lines, params, cutoff)
     other = (
         _score(gold_lines, _lines(against, encoding), params, cutoff, "FILE: ") if against else None

@@ -13,7 +13,9 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from lpcfg_cli.cli.paths import set_by
 from lpcfg_cli.cli.stderr import warn
+from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.hyperparams import Spec, default_of, hyper_fields
 from lpcfg_cli.parsing.workers import usable_cpus
 from lpcfg_cli.treebank.binarize import BinarizeOptions
@@ -171,23 +173,32 @@ def _listing(items: type, spec: Spec) -> Callable[[click.Context, click.Paramete
         parts = tuple(p.strip() for p in str(value).split(",") if p.strip())
         if items is str:
             return parts
-        flag = max(param.opts, key=len)
         try:
             numbers = tuple(items(p) for p in parts)
         except ValueError:
             numbers = ()
         if not numbers or not all(math.isfinite(x) for x in numbers):
             kind = "whole number" if items is int else "number"
-            raise click.UsageError(
-                f"{flag} must be a {kind} or a comma-separated list, not {value!r}", ctx
+            raise bad_value(
+                ctx, param, f"must be a {kind} or a comma-separated list, not {value!r}"
             )
         if spec.min is not None and min(numbers) < spec.min:
-            raise click.UsageError(f"{flag} must be at least {spec.min:g}", ctx)
+            raise bad_value(ctx, param, f"must be at least {spec.min:g}")
         if spec.max is not None and max(numbers) > spec.max:
-            raise click.UsageError(f"{flag} must be at most {spec.max:g}", ctx)
+            raise bad_value(ctx, param, f"must be at most {spec.max:g}")
         return numbers
 
     return callback
+
+
+def bad_value(ctx: click.Context, param: click.Parameter, problem: str) -> Exception:
+    """The error for an option's value: ``--flag problem``, and where a ``--config`` file
+    gave the value, that file and key (the command line did not hold it)."""
+    flag = max(param.opts, key=len)
+    config = set_by(ctx, param.name)
+    if config:
+        return LpcfgError(f"option '{flag.lstrip('-')}': {flag} {problem}", source=config)
+    return click.UsageError(f"{flag} {problem}", ctx)
 
 
 def _mapping(spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -202,11 +213,10 @@ def _mapping(spec: Spec) -> Callable[[click.Context, click.Parameter, Any], Any]
             except ValueError:
                 n = None
             if not sep or not key or n is None or (spec.min is not None and n < spec.min):
-                flag = max(param.opts, key=len)
-                raise click.UsageError(
-                    f"{flag} takes {spec.metavar} with a whole number >= "
-                    f"{spec.min:g}, not {item!r}",
+                raise bad_value(
                     ctx,
+                    param,
+                    f"takes {spec.metavar} with a whole number >= {spec.min:g}, not {item!r}",
                 )
             out[key] = n
         return out

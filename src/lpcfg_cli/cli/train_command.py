@@ -263,8 +263,10 @@ def _summary(data: TrainingData) -> str:
             f"{s['sentences']} sentences ({s['distinct_sentences']} distinct), "
             f"{s['words']} words, vocabulary of {s['vocabulary']}{empty}"
         )
+    k = s.get("dropped_trees", 0)
+    dropped = f" ({k} more dropped: no words once empty elements are removed)" if k else ""
     return (
-        f"{s['trees']} trees, {s['words']} words, {s['symbols']} symbols, "
+        f"{s['trees']} trees{dropped}, {s['words']} words, {s['symbols']} symbols, "
         f"{s['binary_rules']} binary and {s['lexical_rules']} lexical rules"
     )
 

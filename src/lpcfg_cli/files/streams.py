@@ -44,7 +44,23 @@ def check_encoding(encoding: str) -> str:
         raise LpcfgError(f"unknown encoding {encoding!r} (any codec Python knows)") from None
     if not getattr(info, "_is_text_encoding", True):  # base64, zlib...: bytes to bytes
         raise LpcfgError(f"{encoding!r} is not a text encoding")
+    # A codec for something other than running text (``idna``: host names, lower-cased,
+    # split at dots) would fail on a file's first line or, worse, change its words.
+    try:
+        data = codecs.getincrementalencoder(encoding)().encode(_PROBE, final=True)
+        ok = codecs.getincrementaldecoder(encoding)().decode(data, final=True) == _PROBE
+    except (UnicodeError, ValueError):
+        ok = False
+    if not ok:
+        raise LpcfgError(
+            f"{encoding!r} is not a codec for text files (it changes or refuses ordinary lines)"
+        )
     return encoding
+
+
+# Text every encoding of files must carry unchanged: brackets, spaces, both cases, line ends,
+# a long word.
+_PROBE = "(S (NP The Cat) (. .))\n(X " + "w" * 80 + ")\n"
 
 
 def _codec_label(encoding: str) -> str:
@@ -82,7 +98,16 @@ def open_input(path: str | os.PathLike[str], what: str = "file") -> Iterator[IO[
         raise LpcfgError(exc.strerror or str(exc), source=name) from None
 
 
-def _decode_error(exc: UnicodeDecodeError, encoding: str, name: str, line: int) -> LpcfgError:
+def _decode_error(exc: UnicodeError, encoding: str, name: str, line: int) -> LpcfgError:
+    """The error for text ``encoding`` cannot decode: the byte that fails, or for a codec
+    that fails as a whole (``idna`` on text that is not a host name, ``utf-16`` without a
+    byte-order mark) its own words."""
+    if not isinstance(exc, UnicodeDecodeError):
+        return LpcfgError(
+            f"cannot be read as {_codec_label(encoding)} ({exc}): is --encoding right?",
+            source=name,
+            line=line,
+        )
     byte = exc.object[exc.start] if exc.start < len(exc.object) else None
     what = f" (byte 0x{byte:02x})" if byte is not None else ""
     return LpcfgError(f"invalid {_codec_label(encoding)}{what}", source=name, line=line)
@@ -104,14 +129,16 @@ def read_text(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) ->
             raise _nul_error(name, data[: data.index(b"\x00")].count(b"\n") + 1)
         try:
             text = codecs.decode(data, encoding)
-        except UnicodeDecodeError as exc:
-            raise _decode_error(exc, encoding, name, data[: exc.start].count(b"\n") + 1) from None
+        except UnicodeError as exc:
+            start = getattr(exc, "start", 0)
+            raise _decode_error(exc, encoding, name, data[:start].count(b"\n") + 1) from None
     else:
         try:
             text = codecs.decode(data, encoding)
-        except UnicodeDecodeError as exc:
+        except UnicodeError as exc:
             # The line of the bad unit: the text decoded before it, counted.
-            before = codecs.decode(data[: exc.start], encoding, errors="replace")
+            start = getattr(exc, "start", 0)
+            before = codecs.decode(data[:start], encoding, errors="replace")
             raise _decode_error(exc, encoding, name, before.count("\n") + 1) from None
         if "\x00" in text:
             raise _nul_error(name, text[: text.index("\x00")].count("\n") + 1)
@@ -207,12 +234,12 @@ def iter_lines_or_pauses(
                     raise _nul_error(name, number)
                 try:
                     text = decoder.decode(raw)
-                except UnicodeDecodeError as exc:
+                except UnicodeError as exc:
                     raise _decode_error(exc, encoding, name, number) from None
                 yield text.removeprefix(BYTE_ORDER_MARK) if number == 1 else text
             try:
                 decoder.decode(b"", final=True)
-            except UnicodeDecodeError as exc:
+            except UnicodeError as exc:
                 raise _decode_error(exc, encoding, name, max(number, 1)) from None
             return
         yield from _wide_lines(fh, encoding, name)
@@ -230,7 +257,7 @@ def _wide_lines(fh: IO[bytes], encoding: str, name: str) -> Iterator[str]:
                 raise _nul_error(name, number)
             text = text.removesuffix("\n")
             yield text.removeprefix(BYTE_ORDER_MARK) if number == 1 else text
-    except UnicodeDecodeError as exc:
+    except UnicodeError as exc:
         raise _decode_error(exc, encoding, name, number + 1) from None
     finally:
         wrapper.detach()  # the caller's stream stays open

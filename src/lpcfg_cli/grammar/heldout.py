@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.files.streams import DEFAULT_ENCODING
 from lpcfg_cli.grammar.compiled import CompiledTreebank, compile_trees
 from lpcfg_cli.grammar.indexed import Grammar
@@ -23,7 +23,16 @@ from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import format_tree, read_treebank
 from lpcfg_cli.treebank.sentences import read_sentences
-from lpcfg_cli.treebank.tree import ROOT_LABELS, Tree, words
+from lpcfg_cli.treebank.tree import ROOT_LABELS, Tree, iter_nodes, words
+
+# Dev trees are held-out trees of the training treebank when most of their tokens are
+# training words and nearly all their node labels training labels (held out from the same
+# treebank: 77-90 % of the tokens and every label on the five treebanks of
+# docs/experiments/languages.md; another language's: 0-47 % of the tokens, 0-39 % of the
+# labels). Below either share they are another treebank's, e.g. a config's English dev set
+# given for a Chinese treebank, and dev F1 would be near 0 for every model.
+MIN_TOKEN_SHARE = 0.25
+MIN_LABEL_SHARE = 0.8
 
 # A scorer: (model, the dev trees) -> strict F1 of the model's parses of them, decoded as
 # ``DevTrees.decode`` says (None: as the model's file says).
@@ -79,6 +88,34 @@ class DevTrees:
         if self.scorer is None:
             raise LpcfgError("dev trees without a scorer give no F1 (see parsing.dev_f1)")
         return self.scorer(model, self)
+
+    def overlap(self, grammar: Grammar, training: Sequence[Tree] | None) -> tuple[float, float]:
+        """(share of the dev tokens that are training words of ``grammar``, share of the dev
+        trees' node labels that label nodes of the ``training`` trees, 1.0 without them)."""
+        vocabulary = set(grammar.known_words) | set(grammar.rare_words.words)
+        tokens = [w for t in self.trees for w in words(t)]
+        token_share = sum(w in vocabulary for w in tokens) / max(len(tokens), 1)
+        if training is None:
+            return token_share, 1.0
+        seen = {n.label() for t in training for n in iter_nodes(t) if isinstance(n, Tree)}
+        labels = [n.label() for t in self.trees for n in iter_nodes(t) if isinstance(n, Tree)]
+        return token_share, sum(a in seen for a in labels) / max(len(labels), 1)
+
+    def check_matches(self, grammar: Grammar, training: Sequence[Tree] | None) -> None:
+        """``ParameterError`` if these dev trees are not of the training treebank's language
+        and annotation (``overlap`` below ``MIN_TOKEN_SHARE`` or ``MIN_LABEL_SHARE``):
+        selecting on them would choose on an F1 near 0."""
+        tokens, labels = self.overlap(grammar, training)
+        if tokens < MIN_TOKEN_SHARE or labels < MIN_LABEL_SHARE:
+            raise ParameterError(
+                "{dev}: {paths} do not look like held-out trees of the training treebank: "
+                "{tokens:.0%} of its tokens are training words and {labels:.0%} of its node "
+                "labels training labels (held-out trees of the same treebank have most of "
+                "both); give the dev trees of this treebank",
+                paths=", ".join(self.paths),
+                tokens=tokens,
+                labels=labels,
+            )
 
     def compiled(self, grammar: Grammar) -> tuple[CompiledTreebank, int]:
         """The dev trees binarized as ``grammar``'s training trees were and compiled against

@@ -79,31 +79,37 @@ class TrainingData:
         return {"training": self.summary}
 
 
-def binarized_trees(
+def _read_binarized(
     paths: Sequence[str],
     options: BinarizeOptions,
-    *,
-    skip_bad: bool = False,
-    on_bad: Callable[[LpcfgError], None] | None = None,
-    encoding: str = DEFAULT_ENCODING,
-) -> tuple[list[Tree], list[Tree]]:
-    """(normalised trees, binarized trees) of the treebank files; empty trees are dropped."""
+    skip_bad: bool,
+    on_bad: Callable[[LpcfgError], None] | None,
+    encoding: str,
+) -> tuple[list[Tree], list[Tree], int]:
+    """(normalised trees, binarized trees, trees dropped: no words once normalised) of the
+    treebank files."""
+    if not paths:
+        raise LpcfgError("no treebank files given")
     records = read_treebank(list(paths), skip_bad=skip_bad, on_bad=on_bad, encoding=encoding)
-    normal, binary = _normal_and_binary([rec.tree for rec in records], options)
+    normal, binary, dropped = _normal_and_binary([rec.tree for rec in records], options)
     if not binary:
-        raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)))
-    return normal, binary
+        why = f" (all {dropped} have no words once empty elements are removed)" if dropped else ""
+        raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)) + why)
+    return normal, binary, dropped
 
 
-def _normal_and_binary(trees: Sequence[Tree], options: BinarizeOptions) -> tuple[list, list]:
+def _normal_and_binary(trees: Sequence[Tree], options: BinarizeOptions) -> tuple[list, list, int]:
+    """(normalised trees, binarized trees, trees dropped: no words once normalised)."""
     normal, binary = [], []
+    dropped = 0
     for raw in trees:
         tree = normalize(raw)
         if tree is None:
+            dropped += 1
             continue
         normal.append(tree)
         binary.append(binarize(tree, options))
-    return normal, binary
+    return normal, binary, dropped
 
 
 def prepare(
@@ -117,10 +123,8 @@ def prepare(
 ) -> TrainingData:
     """Read, normalise, binarize and index the training treebank files."""
     t0 = time.perf_counter()
-    normal, trees = binarized_trees(
-        paths, options, skip_bad=skip_bad, on_bad=on_bad, encoding=encoding
-    )
-    return _indexed(normal, trees, options, rare, [str(p) for p in paths], t0)
+    normal, trees, dropped = _read_binarized(paths, options, skip_bad, on_bad, encoding)
+    return _indexed(normal, trees, options, rare, [str(p) for p in paths], t0, dropped)
 
 
 def prepare_trees(
@@ -129,10 +133,10 @@ def prepare_trees(
     """``prepare`` for trees already read (``Tree``s, e.g. converted with
     ``treebank.nltk_trees.from_nltk``): normalised, binarized and indexed."""
     t0 = time.perf_counter()
-    normal, binary = _normal_and_binary(trees, options)
+    normal, binary, dropped = _normal_and_binary(trees, options)
     if not binary:
         raise LpcfgError("no usable trees (every tree is empty once normalised)")
-    return _indexed(normal, binary, options, rare, [], t0)
+    return _indexed(normal, binary, options, rare, [], t0, dropped)
 
 
 def _indexed(
@@ -142,12 +146,14 @@ def _indexed(
     rare: int,
     files: list[str],
     t0: float,
+    dropped: int = 0,
 ) -> TrainingData:
     grammar, bank = build_grammar(trees, rare=rare, binarization=options.to_dict())
     summary = {
         "input": "trees",
         "files": files,
         "trees": len(trees),
+        "dropped_trees": dropped,  # no words once empty elements were removed
         "words": int(sum(len(leaves(t)) for t in trees)),
         "symbols": grammar.n_symbols,
         "binary_rules": grammar.n_binary,

@@ -112,6 +112,8 @@ class Learner:
             raise ParameterError(f"the {self.method} learner has nothing to select on {{dev}}")
         if isinstance(data, TrainingData):
             self._check_training_data(data)
+            if isinstance(dev, DevTrees):
+                dev.check_matches(data.grammar, data.originals)
         self.check(dev is not None)
         if isinstance(dev, DevTrees):
             dev = dev.decoding(self.decode)  # dev F1 decoded as this learner's models are
