@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import DEFAULT_ENCODING, atomic_output, display_name
-from lpcfg_cli.treebank.sentences import read_sentences
+from lpcfg_cli.treebank.sentences import read_sentences, split_tokens
 
 BOS = "<s>"
 EOS = "</s>"
@@ -108,7 +108,7 @@ def write_sentences(
     with atomic_output(path, encoding=encoding) as fh:
         for number, sentence in enumerate(sentences, 1):
             for token in sentence:
-                if not token or len(token.split()) != 1 or token != token.strip():
+                if not token or split_tokens(token) != [token]:
                     raise LpcfgError(
                         f"token {token!r} is empty or holds whitespace",
                         source=display_name(path),

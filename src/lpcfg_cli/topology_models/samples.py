@@ -54,6 +54,7 @@ from lpcfg_cli.topology_models.moments import (
     tables,
 )
 from lpcfg_cli.topology_models.topology_file import TopologyModel
+from lpcfg_cli.treebank.sentences import split_tokens
 
 ByLength = dict[int, np.ndarray]
 
@@ -442,7 +443,7 @@ class Corpus:
 
 def from_lines(lines: Iterable[str], length_max: int) -> Corpus:
     """One sentence per line, tokens separated by whitespace (``from_sentences``)."""
-    return from_sentences((line.split() for line in lines), length_max)
+    return from_sentences((split_tokens(line) for line in lines), length_max)
 
 
 def from_sentences(sentences: Iterable[Sequence[str]], length_max: int) -> Corpus:

@@ -34,6 +34,7 @@ from lpcfg_cli.topology_models.families import (
     factor_product,
     stationary,
 )
+from lpcfg_cli.treebank.sentences import split_tokens
 
 _TOLERANCE = 1e-6  # a distribution's entries must sum to 1 within this
 
@@ -206,7 +207,7 @@ def _check(model: TopologyModel, name: str, header: dict[str, Any] | None = None
         raise bad(f"{len(model.vocab)} vocabulary words for d = {d}")
     if len(set(model.vocab)) != len(model.vocab):
         raise bad("repeated vocabulary words")
-    if any(not w or any(c.isspace() for c in w) for w in model.vocab):
+    if any(split_tokens(w) != [w] for w in model.vocab):
         raise bad("a vocabulary word is empty or contains whitespace")
     same = {"pcfg-ie": (p, "t1", "t2"), "dep-ie": (p, "left", "right")}
     same["dep-ies"] = same["dep-ie"]
