@@ -45,6 +45,8 @@ _LAZY = {
     "trees_from_text": "lpcfg_cli.treebank.ptb",
     "format_tree": "lpcfg_cli.treebank.ptb",
     "normalize": "lpcfg_cli.treebank.normalize",
+    "Conventions": "lpcfg_cli.treebank.conventions",
+    "conventions": "lpcfg_cli.treebank.conventions",
     "BinarizeOptions": "lpcfg_cli.treebank.binarize",
     "binarize": "lpcfg_cli.treebank.binarize",
     "debinarize": "lpcfg_cli.treebank.binarize",

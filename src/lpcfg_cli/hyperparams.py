@@ -14,7 +14,8 @@ Value kinds follow the default: ``bool`` (a ``--x/--no-x`` flag), ``int``, ``flo
 ``KEY=VALUE`` option). ``Spec.kind`` says what the default cannot: ``int`` or ``float`` for
 a default of None, ``switch`` for a ``bool`` that is only switched on (``--latent``, no
 ``--no-latent``), ``intset`` for a whole number given as a set on the command line (``N``,
-``A-B`` or ``A,B,...``; the command takes a tuple and checks its size).
+``A-B`` or ``A,B,...``; the command takes a tuple and checks its size), ``str`` for a
+string option with a default of None and no choices.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class Spec:
     max: float | None = None
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
-    kind: str | None = None  # "int", "float", "switch", "intset": see the module docstring
+    kind: str | None = None  # "int", "float", "str", "switch", "intset": see the docstring
     flag: str | None = None  # the option's name where it differs from the field's, or "-n"
     exclusive: bool = False  # min and max themselves are out of range
 
@@ -116,7 +117,7 @@ def value_kind(f: dataclasses.Field, spec: Spec) -> str:
     """The kind of field ``f``'s values: ``bool``, ``int``, ``float``, ``str``,
     ``tuple[int]``, ``tuple[float]``, ``tuple[str]``, ``dict`` (names to whole numbers) or
     ``intset``."""
-    if spec.kind in ("switch", "int", "float", "intset"):
+    if spec.kind in ("switch", "int", "float", "intset", "str"):
         return {"switch": "bool"}.get(spec.kind, spec.kind)
     default = default_of(f)
     if isinstance(default, bool):

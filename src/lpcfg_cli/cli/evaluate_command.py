@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import given, hyper_options
+from lpcfg_cli.cli.options import conventions_from, conventions_options, given, hyper_options
 from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
 from lpcfg_cli.errors import CheckFailed, LpcfgError
 from lpcfg_cli.evalb import (
@@ -27,6 +27,10 @@ from lpcfg_cli.evalb.compare import CompareOptions, compare, format_comparison
 from lpcfg_cli.evalb.params import EvaluateOptions
 from lpcfg_cli.evalb.report import ReportOptions
 from lpcfg_cli.files.streams import atomic_output, display_name, read_text
+from lpcfg_cli.treebank.conventions import PTB, Conventions
+from lpcfg_cli.treebank.evaluation import convention_lines
+from lpcfg_cli.treebank.ptb import read_treebank
+from lpcfg_cli.treebank.tree import Tree
 
 
 def _options(cls: type, values: dict[str, Any]) -> Any:
@@ -43,6 +47,21 @@ def _lines(path: str, encoding: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+def _trees(path: str, encoding: str) -> list[Tree | None]:
+    """The trees of a file in any layout (a Penn-Helsinki ``.psd`` file pretty-prints
+    them), ``()`` as None: one per tree, as EVALB would read one per line."""
+    return [rec.tree if len(rec.tree) else None for rec in read_treebank([path], encoding=encoding)]
+
+
+def _described(conventions: Conventions) -> str:
+    """``penn-historical``, or a custom set's rules."""
+    if conventions.name != "custom":
+        return conventions.name
+    rules = conventions.to_dict()
+    rules.pop("name")
+    return "custom (" + ", ".join(f"{k} {v!r}" for k, v in rules.items()) + ")"
 
 
 def _score(
@@ -91,6 +110,7 @@ def _score(
     "randomization p-value, printed after the report (JSON: 'comparison').",
 )
 @hyper_options([("compare", CompareOptions, {})])
+@conventions_options
 @encoding_option
 @click.pass_context
 def command(
@@ -116,6 +136,11 @@ def command(
     recall denominator and its test brackets the precision denominator, with nothing
     matched (a gold line with no test line counts as skipped).
 
+    With --conventions other than ptb (the default, which EVALB's parameters apply
+    themselves), GOLD and TEST are read as treebanks in any layout, both normalised by the
+    conventions (a parse of the treebank's own tokens or of `lpcfg parse`'s words alike),
+    and a line on stderr says which were used.
+
     Like EVALB, stops without a summary after more than 10 errors (exit status 2).
     A warning is given when GOLD and TEST wrap their roots differently, e.g.
     '( (S ..) )' vs '(TOP (S ..))': EVALB deletes only TOP, so that costs every sentence.
@@ -140,15 +165,25 @@ def command(
         raise click.UsageError("--against cannot be '-' (stdin) when GOLD or TEST is")
     if against is None and any(given(ctx, name) is not None for name in ("samples", "seed")):
         raise click.UsageError("--samples and --seed need --against")
+    conventions = conventions_from(values)
     scoring: EvaluateOptions = _options(EvaluateOptions, values)
     shown: ReportOptions = _options(ReportOptions, values)
     params, cutoff = scoring.params, scoring.cutoff
     gold_lines, test_lines = _lines(gold, encoding), _lines(test, encoding)
     if not gold_lines:  # EVALB would print a summary of nothing, its F-measure "-nan"
         raise LpcfgError(f"GOLD {display_name(gold)} holds no trees: nothing to score")
+    other_lines = _lines(against, encoding) if against else None
+    if conventions != PTB:  # EVALB's parameters apply the Penn Treebank's themselves
+        gold_trees = _trees(gold, encoding)
+        gold_lines, test_lines = convention_lines(gold_trees, _trees(test, encoding), conventions)
+        if against:
+            _, other_lines = convention_lines(gold_trees, _trees(against, encoding), conventions)
+        click.echo(f"lpcfg: scored with conventions {_described(conventions)}", err=True)
     result = _score(gold_lines, test_lines, params, cutoff)
     other = (
-        _score(gold_lines, _lines(against, encoding), params, cutoff, "FILE: ") if against else None
+        _score(gold_lines, other_lines, params, cutoff, "FILE: ")
+        if other_lines is not None
+        else None
     )
     comparison = None
     if other is not None and not (result.aborted or other.aborted):
@@ -157,6 +192,7 @@ def command(
     with atomic_output(output, encoding=encoding) as fh:
         if json and not result.aborted:
             out = result.to_dict(**extras)
+            out["conventions"] = conventions.to_dict()
             if comparison is not None:
                 out["comparison"] = {"test": test, "against": against, **comparison.to_dict()}
             fh.write(dumps(out, indent=2) + "\n")

@@ -19,6 +19,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.hyperparams import Spec, default_of, hyper_fields
 from lpcfg_cli.parsing.workers import usable_cpus
 from lpcfg_cli.treebank.binarize import BinarizeOptions
+from lpcfg_cli.treebank.conventions import Conventions, ConventionsOptions
 
 
 class FiniteFloat(click.FloatRange):
@@ -129,6 +130,9 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
         )
     elif spec.choices:
         kwargs["type"] = click.Choice(spec.choices)
+    elif spec.kind == "str":
+        kwargs["type"] = str
+        kwargs["metavar"] = spec.metavar
     elif spec.kind == "intset":
         kwargs["type"] = IntSet(1 if spec.min is None else int(spec.min))
     elif isinstance(default, int) or spec.kind == "int":
@@ -293,3 +297,16 @@ class IntSet(click.ParamType):
 
 # identifiability's CheckOptions.observation is set by --obs (flag_of renders its errors).
 FLAGS["observation"] = "--obs"
+
+
+# ``--conventions`` and its rule options (``treebank.conventions.ConventionsOptions``), on
+# every command that reads trees or reads sentences for a model trained on them.
+conventions_options = hyper_options([("conventions", ConventionsOptions, {})])
+CONVENTIONS_FIELDS = tuple(f.name for f, _ in hyper_fields(ConventionsOptions))
+
+
+def conventions_from(values: dict[str, Any]) -> Conventions:
+    """The conventions the command's ``--conventions`` options name (their values are
+    taken out of ``values``)."""
+    given = {name: values.pop(name) for name in CONVENTIONS_FIELDS if name in values}
+    return ConventionsOptions(**given).resolve()

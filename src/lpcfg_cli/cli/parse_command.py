@@ -8,7 +8,16 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import hyper_options, jobs_option, unused, usable_jobs
+from lpcfg_cli.cli.options import (
+    CONVENTIONS_FIELDS,
+    conventions_from,
+    conventions_options,
+    given,
+    hyper_options,
+    jobs_option,
+    unused,
+    usable_jobs,
+)
 from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.errors import LpcfgError, raise_if_terminated
@@ -16,6 +25,8 @@ from lpcfg_cli.files.streams import Pause, atomic_output, display_name
 from lpcfg_cli.parsing.arranged_cache import arrange
 from lpcfg_cli.parsing.parser import ParseResult, ParserOptions
 from lpcfg_cli.parsing.streaming import StreamParser
+from lpcfg_cli.treebank.conventions import PTB, Conventions
+from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import format_tree, read_treebank
 from lpcfg_cli.treebank.sentences import read_sentences_or_pauses
 from lpcfg_cli.treebank.tree import words
@@ -25,18 +36,23 @@ NAMED_LINES = 10
 
 
 def _read_sentences(
-    path: str, kind: str, encoding: str, lines: list[int]
+    path: str, kind: str, encoding: str, lines: list[int], conventions: Conventions
 ) -> Iterator[list[str] | Pause]:
     """Sentences of INPUT, read as they are needed (text, pausing with the input) or all at
-    once (trees); the line of each is appended to ``lines`` as it is read."""
+    once (trees), their tokens read with the model's treebank ``conventions`` (empty
+    elements dropped, lemmas cut); the line of each is appended to ``lines`` as it is
+    read."""
     if kind == "trees":
         for rec in read_treebank([path], encoding=encoding):
             lines.append(rec.line)
-            yield words(rec.tree)
+            tree = normalize(rec.tree, conventions) if conventions != PTB else rec.tree
+            yield words(tree) if tree is not None else []
         return
     for sentence in read_sentences_or_pauses(path, encoding):
         if not isinstance(sentence, Pause):
             lines.append(len(lines) + 1)
+            if conventions.reads_tokens:
+                sentence = conventions.words(sentence)
         yield sentence
 
 
@@ -85,6 +101,7 @@ def _tiers_summary(smoothed: list[int], glued: dict[int, list[int]], kind: str) 
     help="`trees`: take the words of PTB trees (e.g. a gold file).",
 )
 @hyper_options([("parse", ParserOptions, {})])
+@conventions_options
 @jobs_option("Worker processes (forked; they share the loaded model). Same output for any N.")
 @encoding_option
 @progress_option
@@ -103,9 +120,13 @@ def command(
 
     One sentence per line, tokens separated by spaces (any line ending); the output has
     exactly one tree per input line, in order, wrapped in (TOP ...). An empty line gives the
-    empty tree (). A sentence the model's grammar cannot derive is parsed with its grammar
-    smoothed (any open-class tag for a word that is not punctuation, any constituent as the
-    whole sentence), else cut into the fewest pieces that grammar derives, each parsed, joined
+    empty tree (). Tokens are read with the treebank conventions MODEL was trained with
+    (with penn-historical: empty elements such as *pro* dropped, word-lemma tokens cut to
+    their words), which --conventions may only restate.
+
+    A sentence the model's grammar cannot derive is parsed with its grammar smoothed (any
+    open-class tag for a word that is not punctuation, any constituent as the whole
+    sentence), else cut into the fewest pieces that grammar derives, each parsed, joined
     under one node; both are counted and named by line in the summary. With a grammar
     binarized with --vertical 2 or more or --horizontal 1 or more, such a sentence is first
     parsed with the grammar's projection without those annotations (also counted). A
@@ -129,7 +150,17 @@ def command(
     """
     if model == "-" and input == "-":
         raise LpcfgError("MODEL and INPUT cannot both be stdin ('-'): give INPUT as a file")
+    asked = conventions_from(options)
     arranged = arrange(model)  # from the cache of arranged models when it holds this one
+    conventions = arranged.conventions
+    if any(given(ctx, name) is not None for name in CONVENTIONS_FIELDS):
+        if not asked.same_rules(conventions):
+            raise LpcfgError(
+                f"--conventions {asked.name}: MODEL was trained with conventions "
+                f"{conventions.name}, and parse reads sentences as its treebank wrote them "
+                f"(drop --conventions)",
+                source=display_name(model),
+            )
     if not arranged.ensemble:
         for name in ("combine", "product_prune"):
             unused(
@@ -137,7 +168,7 @@ def command(
             )
     parse_options = ParserOptions(**options)
     lines: list[int] = []
-    sentences = _read_sentences(input, input_kind, encoding, lines)
+    sentences = _read_sentences(input, input_kind, encoding, lines, conventions)
     stream = StreamParser(arranged, parse_options, jobs=usable_jobs(jobs))
     fallbacks: dict[str, list[int]] = {}
     smoothed: list[int] = []  # lines parsed with the smoothed grammar

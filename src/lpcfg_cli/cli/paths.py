@@ -128,8 +128,9 @@ def model_output_option(what: str) -> Callable[[Any], Any]:
 
 
 def input_path(**kwargs: Any) -> InputPath:
-    """The type of a file argument or option the command reads."""
-    return InputPath(dir_okay=False, **kwargs)
+    """The type of a file argument or option the command reads (a folder only where
+    ``dir_okay=True`` says so: a treebank given as its folder)."""
+    return InputPath(**{"dir_okay": False, **kwargs})
 
 
 def _check_encoding(ctx: click.Context, param: click.Parameter, value: str) -> str:

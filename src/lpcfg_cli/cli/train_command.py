@@ -18,6 +18,9 @@ import click
 
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import (
+    CONVENTIONS_FIELDS,
+    conventions_from,
+    conventions_options,
     given,
     hyper_options,
     jobs_option,
@@ -63,7 +66,9 @@ def _warn(err: LpcfgError) -> None:
 
 @click.command(name="train")
 @config_option
-@click.argument("treebank", nargs=-1, required=True, type=input_path(allow_dash=True))
+@click.argument(
+    "treebank", nargs=-1, required=True, type=input_path(allow_dash=True, dir_okay=True)
+)
 @model_output_option("Model file")
 @click.option(
     "--method",
@@ -107,6 +112,7 @@ def _warn(err: LpcfgError) -> None:
 @hyper_options([("train", DataOptions, {})])
 @hyper_options(OWNERS)
 @hyper_options([("train", EnsembleOptions, {})])
+@conventions_options
 @skip_bad_option
 @encoding_option
 @progress_option
@@ -130,7 +136,9 @@ def command(
     encoding: str,
     **hyper: Any,
 ) -> None:
-    """Learn a model from PTB TREEBANK files (normalised and binarized as `binarize` does).
+    """Learn a model from PTB TREEBANK files or folders of them (normalised as the
+    treebank's --conventions say and binarized as `binarize` does; the model records the
+    conventions, and `parse` reads sentences with them).
 
     With --input text the files hold sentences without trees (one per line, tokens
     separated by spaces; empty lines are skipped) and --method em learns the single-symbol
@@ -156,12 +164,16 @@ def command(
       lpcfg train --method pivot+em --states 16 --iterations 3 --dev data/dev.mrg \\
           data/train.mrg -o pivot_em16.npz
       lpcfg train --method em --input text --states 8 --dev dev.txt train.txt -o em8.npz
+      lpcfg train --conventions penn-historical icepahc/psd -o icepahc.npz
     """
+    conventions = conventions_from(hyper)
     text = input_kind == "text"
     spec = METHODS[method]
     learner = build(method, ensemble, **{k: v for k, v in hyper.items() if spec.uses(k)})
     if text:
         _check_text(ctx, method, learner)
+        for name in CONVENTIONS_FIELDS:
+            unused(ctx, name, "with --input text (sentences have no trees to normalise)")
         if given(ctx, "rare") is None:
             rare = 0  # from text, every word is kept unless asked
     _check_unused(ctx, method, learner, dev, init, text)
@@ -177,14 +189,22 @@ def command(
         dev_set = (
             DevText.read([dev], encoding=encoding)
             if text
-            else read_dev_trees([dev], jobs=usable_jobs(jobs), encoding=encoding)
+            else read_dev_trees(
+                [dev], jobs=usable_jobs(jobs), encoding=encoding, conventions=conventions
+            )
         )
     t0 = time.perf_counter()
     if text:
         data = prepare_text(treebank, rare=rare, encoding=encoding)
     else:
         data = prepare(
-            treebank, options, rare=rare, skip_bad=skip_bad, on_bad=_warn, encoding=encoding
+            treebank,
+            options,
+            rare=rare,
+            skip_bad=skip_bad,
+            on_bad=_warn,
+            encoding=encoding,
+            conventions=conventions,
         )
     report(_summary(data))
     with _log(log) as record:

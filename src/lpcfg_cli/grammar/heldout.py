@@ -20,6 +20,7 @@ from lpcfg_cli.files.streams import DEFAULT_ENCODING
 from lpcfg_cli.grammar.compiled import CompiledTreebank, compile_trees
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
+from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import format_tree, read_treebank
 from lpcfg_cli.treebank.sentences import read_sentences
@@ -60,17 +61,26 @@ class DevTrees:
         *,
         scorer: Scorer | None = None,
         encoding: str = DEFAULT_ENCODING,
+        conventions: Conventions = PTB,
     ) -> DevTrees:
         """Read (and check: readable, well-formed, not empty) the dev treebank files.
 
-        The gold trees are scored as read (EVALB's parameters drop what it ignores), exactly
-        as ``evaluate`` scores the gold file."""
-        raw = [_unwrap(rec.tree) for rec in read_treebank(list(paths), encoding=encoding)]
-        normal = [t for t in map(normalize, raw) if t is not None]
+        The gold trees are scored as ``evaluate`` scores the gold file with the same
+        ``conventions``: for the Penn Treebank's, as read (EVALB's parameters drop what it
+        ignores); for others, normalised by them (the words then those of the normalised
+        trees: no empty elements, no lemmas)."""
+        records = read_treebank(list(paths), encoding=encoding)
+        raw = [_unwrap(rec.tree) for rec in records]
+        cleaned = [normalize(t, conventions) for t in raw]
+        normal = [t for t in cleaned if t is not None]
         if not normal:
             raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)))
-        gold = [format_tree(t, root="TOP") for t in raw]
-        sentences = [words(t) for t in raw]
+        if conventions == PTB:
+            gold = [format_tree(t, root="TOP") for t in raw]
+            sentences = [words(t) for t in raw]
+        else:
+            gold = [format_tree(t, root="TOP") for t in cleaned]
+            sentences = [words(t) if t is not None else [] for t in cleaned]
         return cls(tuple(paths), gold, sentences, normal, scorer)
 
     def decoding(self, decode: str | None) -> DevTrees:

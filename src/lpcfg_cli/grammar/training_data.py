@@ -28,6 +28,7 @@ from lpcfg_cli.grammar.indexed import Grammar, single_symbol_grammar
 from lpcfg_cli.grammar.lexicon import Lexicon, Signatures, is_signature, known_spelling
 from lpcfg_cli.hyperparams import check, hyper
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
+from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import read_treebank
 from lpcfg_cli.treebank.sentences import read_sentences
@@ -85,25 +86,29 @@ def _read_binarized(
     skip_bad: bool,
     on_bad: Callable[[LpcfgError], None] | None,
     encoding: str,
+    conventions: Conventions,
 ) -> tuple[list[Tree], list[Tree], int]:
     """(normalised trees, binarized trees, trees dropped: no words once normalised) of the
     treebank files."""
     if not paths:
         raise LpcfgError("no treebank files given")
     records = read_treebank(list(paths), skip_bad=skip_bad, on_bad=on_bad, encoding=encoding)
-    normal, binary, dropped = _normal_and_binary([rec.tree for rec in records], options)
+    trees = [rec.tree for rec in records]
+    normal, binary, dropped = _normal_and_binary(trees, options, conventions)
     if not binary:
         why = f" (all {dropped} have no words once empty elements are removed)" if dropped else ""
         raise LpcfgError("no usable trees in " + ", ".join(map(str, paths)) + why)
     return normal, binary, dropped
 
 
-def _normal_and_binary(trees: Sequence[Tree], options: BinarizeOptions) -> tuple[list, list, int]:
+def _normal_and_binary(
+    trees: Sequence[Tree], options: BinarizeOptions, conventions: Conventions
+) -> tuple[list, list, int]:
     """(normalised trees, binarized trees, trees dropped: no words once normalised)."""
     normal, binary = [], []
     dropped = 0
     for raw in trees:
-        tree = normalize(raw)
+        tree = normalize(raw, conventions)
         if tree is None:
             dropped += 1
             continue
@@ -120,23 +125,32 @@ def prepare(
     skip_bad: bool = False,
     on_bad: Callable[[LpcfgError], None] | None = None,
     encoding: str = DEFAULT_ENCODING,
+    conventions: Conventions = PTB,
 ) -> TrainingData:
-    """Read, normalise, binarize and index the training treebank files."""
+    """Read, normalise (by the treebank's ``conventions``), binarize and index the training
+    treebank files (a folder stands for its treebank files: ``ptb.read_treebank``)."""
     t0 = time.perf_counter()
-    normal, trees, dropped = _read_binarized(paths, options, skip_bad, on_bad, encoding)
-    return _indexed(normal, trees, options, rare, [str(p) for p in paths], t0, dropped)
+    normal, trees, dropped = _read_binarized(
+        paths, options, skip_bad, on_bad, encoding, conventions
+    )
+    files = [str(p) for p in paths]
+    return _indexed(normal, trees, options, rare, files, t0, dropped, conventions)
 
 
 def prepare_trees(
-    trees: Sequence[Tree], options: BinarizeOptions, *, rare: int = DataOptions.rare
+    trees: Sequence[Tree],
+    options: BinarizeOptions,
+    *,
+    rare: int = DataOptions.rare,
+    conventions: Conventions = PTB,
 ) -> TrainingData:
     """``prepare`` for trees already read (``Tree``s, e.g. converted with
     ``treebank.nltk_trees.from_nltk``): normalised, binarized and indexed."""
     t0 = time.perf_counter()
-    normal, binary, dropped = _normal_and_binary(trees, options)
+    normal, binary, dropped = _normal_and_binary(trees, options, conventions)
     if not binary:
         raise LpcfgError("no usable trees (every tree is empty once normalised)")
-    return _indexed(normal, binary, options, rare, [], t0, dropped)
+    return _indexed(normal, binary, options, rare, [], t0, dropped, conventions)
 
 
 def _indexed(
@@ -147,6 +161,7 @@ def _indexed(
     files: list[str],
     t0: float,
     dropped: int = 0,
+    conventions: Conventions = PTB,
 ) -> TrainingData:
     grammar, bank = build_grammar(trees, rare=rare, binarization=options.to_dict())
     summary = {
@@ -160,6 +175,7 @@ def _indexed(
         "lexical_rules": grammar.n_lexical,
         "vocabulary": len(grammar.words),
         "rare_threshold": rare,
+        "conventions": conventions.to_dict(),  # what parse reads sentences with
         "prepare_seconds": round(time.perf_counter() - t0, 3),
     }
     return TrainingData(grammar, bank, summary, normal)

@@ -57,6 +57,8 @@ from lpcfg_cli.lm.kneserney import KNOptions
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.topology_models import topology_file
 from lpcfg_cli.treebank.binarize import BinarizeOptions
+from lpcfg_cli.treebank.conventions import PTB, Conventions
+from lpcfg_cli.treebank.conventions import conventions as conventions_preset
 from lpcfg_cli.treebank.tree import Tree
 
 
@@ -281,13 +283,18 @@ def train(
     ensemble: int = 1,
     rare: int = DataOptions.rare,
     binarize: BinarizeOptions | None = None,
+    conventions: Conventions | str = PTB,
     progress: Progress = SILENT,
     **options: Any,
 ) -> LPCFG:
     """A parsing model of ``treebank`` (files, or ``Tree`` objects) by ``method`` with these
     hyper-parameters (``learner``), its trees binarized as the method binarizes them unless
-    ``binarize`` says otherwise; ``dev``: dev trees with their scorer
-    (``parsing.dev_f1.read_dev_trees``), for the methods that select."""
+    ``binarize`` says otherwise; ``conventions``: the treebank's (``treebank.conventions``:
+    a ``Conventions`` or a preset's name); ``dev``: dev trees with their scorer
+    (``parsing.dev_f1.read_dev_trees``, given the same conventions), for the methods that
+    select."""
+    if isinstance(conventions, str):
+        conventions = conventions_preset(conventions)
     fitter = learner(method, ensemble, **options)
     how = binarize or binarization(method)
     if isinstance(treebank, (str, os.PathLike)):
@@ -300,9 +307,9 @@ def train(
     if not items:
         raise ParameterError("{treebank} holds no file names or trees")
     if all(isinstance(t, Tree) for t in items):
-        data = prepare_trees(items, how, rare=rare)
+        data = prepare_trees(items, how, rare=rare, conventions=conventions)
     else:
-        data = prepare([os.fspath(p) for p in items], how, rare=rare)
+        data = prepare([os.fspath(p) for p in items], how, rare=rare, conventions=conventions)
     return fitter.fit(data, dev, progress=progress)
 
 

@@ -42,6 +42,7 @@ from lpcfg_cli.files.packed_arrays import (
     unpack,
 )
 from lpcfg_cli.grammar.indexed import Grammar
+from lpcfg_cli.treebank.conventions import PTB, Conventions
 
 FORMS = ("probabilistic", "tensor")
 # The decoder of a model whose metadata names its method but not its decoder: files written
@@ -225,6 +226,15 @@ class LPCFG:
             form,
             dict(meta or {}),
         )
+
+    @property
+    def conventions(self) -> Conventions:
+        """The treebank conventions the model was trained with (``treebank.conventions``;
+        the Penn Treebank's for a model file that records none): what ``parse`` reads
+        sentences with."""
+        training = self.meta.get("training")
+        record = training.get("conventions") if isinstance(training, dict) else None
+        return Conventions.from_dict(record) if isinstance(record, dict) else PTB
 
     def decoders(self) -> tuple[str, ...]:
         """The decoder of this model and of each member of its ensemble (``decoder``)."""

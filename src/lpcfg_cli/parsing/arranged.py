@@ -29,11 +29,13 @@ import numpy as np
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.tokens import RulesByWord
+from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.model import rarewords
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.treebank.conventions import PTB, Conventions
 
-FORMAT, VERSION = "lpcfg-arranged", 1
+FORMAT, VERSION = "lpcfg-arranged", 2  # 2: the conventions recorded
 MAGIC = b"LPCFGARR"
 ALIGN = 64
 # Parameters beyond float32's comfortable range run in float64 (``ArrangedModel.of``).
@@ -73,6 +75,7 @@ class ArrangedModel:
     coarse_lexical: np.ndarray
     decoders: tuple[str, ...]
     bare_pcfg: bool
+    conventions: Conventions = PTB  # the training treebank's: parse reads sentences so
 
     @property
     def ensemble(self) -> bool:
@@ -121,6 +124,7 @@ class ArrangedModel:
             by_word.pool(model.coarse.lexical),
             model.decoders(),
             bool(bare),
+            model.conventions,
         )
 
     # ------------------------------------------------------------------ files
@@ -163,6 +167,7 @@ class ArrangedModel:
             "latent": len(self.latent),
             "decoders": list(self.decoders),
             "bare_pcfg": self.bare_pcfg,
+            "conventions": self.conventions.to_dict(),
             "arrays": index,
         }
         text = json.dumps(meta, ensure_ascii=False).encode("utf-8")
@@ -215,8 +220,9 @@ class ArrangedModel:
                 arrays["coarse_lexical"],
                 tuple(map(str, meta["decoders"])),
                 bool(meta["bare_pcfg"]),
+                Conventions.from_dict(meta["conventions"]),
             )
-        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, AttributeError, IndexError, ParameterError) as exc:
             raise ValueError(f"an arranged model with missing or malformed parts ({exc})") from None
         return arranged, meta
 

@@ -17,6 +17,7 @@ from lpcfg_cli.files.streams import DEFAULT_ENCODING
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.parsing.parser_options import ParserOptions, resolve_decoder
 from lpcfg_cli.parsing.streaming import parse_sentences
+from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.ptb import format_tree
 
 
@@ -44,8 +45,9 @@ def read_dev_trees(
     options: ParserOptions | None = None,
     jobs: int = 1,
     encoding: str = DEFAULT_ENCODING,
+    conventions: Conventions = PTB,
 ) -> DevTrees:
     """Dev trees scored by parsing them (``DevF1``): what a learner selecting on dev F1
-    takes."""
+    takes (read with the training treebank's ``conventions``)."""
     scorer = DevF1(options or ParserOptions(), jobs)
-    return DevTrees.read(paths, scorer=scorer, encoding=encoding)
+    return DevTrees.read(paths, scorer=scorer, encoding=encoding, conventions=conventions)

@@ -1,30 +1,28 @@
 """The form trees are trained and evaluated in: empty elements, function tags, co-indices,
 X -> X repetitions and the root wrapper removed (``normalize``), as EVALB's COLLINS.prm and
-the L-PCFG papers (Cohen et al. 2014, section 10) prepare the Penn Treebank."""
+the L-PCFG papers (Cohen et al. 2014, section 10) prepare the Penn Treebank, and as a
+treebank's declared conventions (``treebank.conventions``) say for other treebanks."""
 
 from __future__ import annotations
 
-import re
-
-from lpcfg_cli.treebank.tree import NONE_LABEL, ROOT_LABELS, Tree
-
-
-def strip_function_tags(label: str) -> str:
-    """``NP-SBJ-1`` -> ``NP``, ``PP-LOC=2`` -> ``PP``; labels starting with '-' are kept."""
-    if label.startswith("-") or not label:
-        return label
-    return re.split(r"[-=]", label, maxsplit=1)[0] or label
+from lpcfg_cli.treebank.conventions import PTB, Conventions
+from lpcfg_cli.treebank.tree import ROOT_LABELS, Tree
 
 
-def normalize(tree: Tree) -> Tree | None:
+def normalize(tree: Tree, conventions: Conventions = PTB) -> Tree | None:
     """The form used for training and evaluation (a new tree; the input is not changed).
 
-    Removes -NONE- elements and constituents left empty, strips function tags and
-    co-indices, collapses X -> X unary repetitions and drops the root wrapper (an empty,
-    TOP or ROOT label over a single child). Returns None if no words remain.
+    Applies the treebank's ``conventions`` (``treebank.conventions``; the Penn Treebank's by
+    default): removes the nodes they drop (``-NONE-`` elements), the words that are empty
+    elements and constituents left empty, cuts labels to their categories (function tags
+    and co-indices stripped) and words to their forms (lemmas cut); then collapses X -> X
+    unary repetitions and drops the root wrapper (an empty, TOP or ROOT label over a single
+    child). Returns None if no words remain.
     """
-    if tree.label() == NONE_LABEL:
+    dropped = set(conventions.drop_labels)
+    if tree.label() in dropped:
         return None
+    label_of, word_of, is_empty = conventions.label, conventions.word, conventions.is_empty
     out: Tree | None = None
     # Post-order without recursion: a frame is [node, next child, cleaned children].
     frames: list[list] = [[tree, 0, []]]
@@ -35,14 +33,15 @@ def normalize(tree: Tree) -> Tree | None:
             frame[1] = i + 1
             child = node[i]
             if isinstance(child, str):
-                kids.append(child)
-            elif child.label() != NONE_LABEL:
+                if not is_empty(child):
+                    kids.append(word_of(child))
+            elif child.label() not in dropped:
                 frames.append([child, 0, []])
             continue
         frames.pop()
         cleaned: Tree | None = None
         if kids:
-            label = strip_function_tags(node.label())
+            label = label_of(node.label())
             if len(kids) == 1 and isinstance(kids[0], Tree) and kids[0].label() == label:
                 cleaned = kids[0]
             else:

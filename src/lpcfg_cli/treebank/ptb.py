@@ -265,7 +265,9 @@ def read_treebank(
     on_bad: Callable[[LpcfgError], None] | None = None,
     encoding: str = DEFAULT_ENCODING,
 ) -> list[TreeRecord]:
-    """All trees of the given files (``-`` is stdin) in ``encoding``, in order.
+    """All trees of the given files (``-`` is stdin) in ``encoding``, in order. A folder
+    stands for the treebank files under it (``TREEBANK_SUFFIXES``: ``.mrg`` as the Penn
+    Treebank ships, ``.psd`` as the Penn-Helsinki corpora do), in the order of their paths.
 
     Malformed trees raise ``LpcfgError`` with FILE:LINE, or with ``skip_bad`` are passed to
     ``on_bad`` (each error names the lines lost) and skipped; reading resumes at the next
@@ -274,10 +276,35 @@ def read_treebank(
     per tree can write ``()`` for them.
     """
     records: list[TreeRecord] = []
-    for path in paths:
+    for path in treebank_files(paths):
         text = read_text(path, encoding)
         records += text_records(text, display_name(path), skip_bad=skip_bad, on_bad=on_bad)
     return records
+
+
+# The names of treebank files a folder given as a treebank stands for.
+TREEBANK_SUFFIXES = (".mrg", ".psd", ".tree", ".trees", ".ptb")
+
+
+def treebank_files(paths: Sequence[str]) -> list[str]:
+    """``paths`` with each folder replaced by the treebank files under it (sorted; an
+    error if it holds none)."""
+    out: list[str] = []
+    for path in paths:
+        if path == "-" or not os.path.isdir(path):
+            out.append(path)
+            continue
+        found = sorted(
+            os.path.join(root, name)
+            for root, _, names in os.walk(path)
+            for name in names
+            if name.endswith(TREEBANK_SUFFIXES)
+        )
+        if not found:
+            suffixes = ", ".join(TREEBANK_SUFFIXES)
+            raise LpcfgError(f"a folder with no treebank files ({suffixes})", source=path)
+        out += found
+    return out
 
 
 def text_records(

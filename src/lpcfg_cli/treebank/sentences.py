@@ -50,15 +50,11 @@ def check_sentence(sentence: object, number: int | None = None) -> list[str]:
             "split it into words first"
         )
     if not isinstance(sentence, Iterable):
-        raise TypeError(
-            f"{where} must be a list of tokens, not {type(sentence).__name__}"
-        )
+        raise TypeError(f"{where} must be a list of tokens, not {type(sentence).__name__}")
     tokens = list(sentence)
     for i, token in enumerate(tokens, 1):
         if not isinstance(token, str):
-            raise TypeError(
-                f"{where}, token {i} must be a string, not {type(token).__name__}"
-            )
+            raise TypeError(f"{where}, token {i} must be a string, not {type(token).__name__}")
         if not token:
             raise ValueError(f"{where}, token {i} is empty")
         if _SPACE.search(token):
@@ -94,6 +90,7 @@ def _checked(sentences: Iterable[object]) -> Iterator[list[str]]:
 
 def _short(text: str | bytes) -> str:
     return repr(text if len(text) <= 30 else text[:27] + "...")
+
 
 # Chart spans one batch of sentences may hold: bounds memory (a few (spans, symbols) arrays
 # per batch) while keeping the engine's kernels large.
