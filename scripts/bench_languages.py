@@ -59,7 +59,10 @@ from pathlib import Path
 from prepare_languages import folder_source, prepare
 
 from lpcfg_cli.files.streams import atomic_output
+from lpcfg_cli.treebank.conventions import PRESETS, conventions
 from lpcfg_cli.treebank.nltk_samples import TREEBANKS
+from lpcfg_cli.treebank.normalize import normalize
+from lpcfg_cli.treebank.ptb import format_tree, read_trees
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
@@ -95,6 +98,7 @@ class Bench:
         self.json_path = Path(args.json)
         self.jobs = str(args.jobs)
         self.seeds = [int(s) for s in args.seeds.split(",") if s != ""]
+        self.conventions = args.conventions
         self.berkeley = Path(args.berkeley) if args.berkeley else None
         self.data: dict = {"runs": {}}
         if self.json_path.exists() and not args.fresh:
@@ -134,6 +138,11 @@ class Bench:
 
     # --- data -------------------------------------------------------------------------
 
+    def key(self, name: str) -> str:
+        """The run's name for treebank ``name``: itself when read with the Penn Treebank's
+        conventions, else ``name (conventions)``, a run and a table column of its own."""
+        return name if self.conventions == "ptb" else f"{name} ({self.conventions})"
+
     def split_folder(self, name: str) -> Path:
         """The treebank's split folder (prepared when missing), or, with --limit, a folder
         of the first N trees of each of its files; its source line is recorded."""
@@ -143,7 +152,9 @@ class Bench:
             print(f"bench_languages: {folder}: preparing the split", flush=True)
             prepare(name, folder, report=lambda line: print(f"bench_languages: {line}"))
             source = folder_source(folder)
-        run = self.data["runs"].setdefault(name, {})
+        run = self.data["runs"].setdefault(self.key(name), {})
+        if self.conventions != "ptb":
+            run["conventions"] = self.conventions
         if run.get("source", source) != source:
             raise SystemExit(
                 f"bench_languages: {folder} holds another split than the one {self.json_path} "
@@ -165,11 +176,11 @@ class Bench:
     def lpcfg_run(self, name: str, data: Path, model: str, seed: int) -> dict:
         """Train one lpcfg model, parse dev and test, score: its record."""
         key = model if model != "splitmerge" else f"splitmerge-s{seed}"
-        folder = self.out / name
+        folder = self.out / self.key(name)
         folder.mkdir(parents=True, exist_ok=True)
         config = shown(CONFIGS / f"{CONFIG[model]}.toml")
         path = folder / f"{key}.npz"
-        train = ["train", "--config", config, "--seed", str(seed)]
+        train = ["train", "--config", config, "--seed", str(seed), *self.reading()]
         if USES_DEV[model]:
             train += ["--dev", shown(data / "dev.mrg"), "--jobs", self.jobs]
         train += [shown(data / "train.mrg"), "-o", shown(path)]
@@ -193,13 +204,35 @@ class Bench:
             done = lpcfg(*parse)
             record[f"{part}_parse_seconds"] = time.perf_counter() - t0
             record[f"{part}_fallbacks"], record[f"{part}_fallback_reasons"] = fallbacks(done.stderr)
-            record[f"{part}_evalb_f1"], record[f"{part}_f1"] = score(data / f"{part}.mrg", parsed)
+            record[f"{part}_evalb_f1"], record[f"{part}_f1"] = score(
+                data / f"{part}.mrg", parsed, self.reading()
+            )
             record["commands"][f"parse_{part}"] = command_line(parse)
             record["commands"][f"evaluate_{part}"] = command_line(
-                ["evaluate", shown(data / f"{part}.mrg"), shown(parsed)]
+                ["evaluate", *self.reading(), shown(data / f"{part}.mrg"), shown(parsed)]
             )
         record["status"] = "ok"
         return record
+
+    def reading(self) -> list[str]:
+        """The ``--conventions`` arguments of the run's train and evaluate commands."""
+        return [] if self.conventions == "ptb" else ["--conventions", self.conventions]
+
+    def berkeley_trees(self, data: Path, folder: Path) -> Path:
+        """The Berkeley trainer's ROOT-wrapped training trees: ``train.root.mrg`` as
+        prepared, or with other conventions, those trees normalised by them (the
+        trainer reads labels as written)."""
+        source = data / "train.root.mrg"
+        if self.conventions == "ptb":
+            return source
+        rules = conventions(self.conventions)
+        out = folder / "train.root.mrg"
+        with atomic_output(out) as fh:
+            for tree in read_trees(str(source)):
+                normal = normalize(tree, rules)
+                if normal is not None:
+                    fh.write(f"(ROOT {format_tree(normal)})\n")
+        return out
 
     # --- the Berkeley parser --------------------------------------------------------------
 
@@ -207,10 +240,11 @@ class Bench:
         """Train the Berkeley parser's grammar on ``train.root.mrg``, choose its cycle on
         dev, parse test: its record (a failure is recorded, not raised)."""
         assert self.berkeley is not None
-        folder = self.out / name / "berkeley"
+        folder = self.out / self.key(name) / "berkeley"
         grammar = folder / "grammar.gr"
+        trees = folder / "train.root.mrg" if self.conventions != "ptb" else data / "train.root.mrg"
         train = ["java", "-Xmx4g", "-cp", shown(self.berkeley / JAR), TRAINER,
-                 "-path", shown(data / "train.root.mrg"), "-out", shown(grammar),
+                 "-path", shown(trees), "-out", shown(grammar),
                  "-treebank", "SINGLEFILE"]  # fmt: skip
         record: dict = {"model": "berkeley", "commands": {"train": shlex.join(train)}}
         marker = folder / "train.json"
@@ -220,6 +254,7 @@ class Bench:
             if folder.exists():
                 shutil.rmtree(folder)  # grammars of an interrupted run: not this one's
             folder.mkdir(parents=True)
+            self.berkeley_trees(data, folder)
             print(f"{name}: training the Berkeley parser's grammar ...", flush=True)
             t0 = time.perf_counter()
             with open(folder / "train.log", "w", encoding="utf-8") as log:
@@ -297,7 +332,7 @@ class Bench:
         result["unparsed"] = sum(bool(UNPARSED.fullmatch(line.strip())) for line in lines)
         with atomic_output(parsed) as fh:
             fh.writelines(as_top(line) + "\n" for line in lines)
-        result["evalb_f1"], result["f1"] = score(data / f"{part}.mrg", parsed)
+        result["evalb_f1"], result["f1"] = score(data / f"{part}.mrg", parsed, self.reading())
         result["status"] = "ok"
         print(f"{name}: berkeley cycle {cycle} {part} F1 {result['f1']:.2f} "
               f"({result['unparsed']} unparsed)", flush=True)  # fmt: skip
@@ -309,13 +344,13 @@ class Bench:
         for name in names:
             data = self.split_folder(name)
             self.save()
-            done = self.records(name)
+            done = self.records(self.key(name))
             for model in only:
                 if model == "berkeley":
                     if "berkeley" in done:
                         continue
                     record = self.berkeley_run(name, data)
-                    self.keep(name, "berkeley", record)
+                    self.keep(self.key(name), "berkeley", record)
                     print(f"{name}: berkeley: {summary(record)}", flush=True)
                     continue
                 for seed in self.seeds if model == "splitmerge" else [0]:
@@ -323,7 +358,7 @@ class Bench:
                     if key in done:
                         continue
                     record = self.lpcfg_run(name, data, model, seed)
-                    self.keep(name, key, record)
+                    self.keep(self.key(name), key, record)
                     print(f"{name}: {key}: {summary(record)}", flush=True)
 
 
@@ -362,9 +397,10 @@ def lpcfg(*args: str) -> subprocess.CompletedProcess:
     return done
 
 
-def score(gold: Path, parsed: Path) -> tuple[float, float]:
-    """(EVALB F1, strict F1) of ``parsed`` against ``gold``, from ``lpcfg evaluate``."""
-    report = json.loads(lpcfg("evaluate", "--json", str(gold), str(parsed)).stdout)
+def score(gold: Path, parsed: Path, reading: list[str] = ()) -> tuple[float, float]:
+    """(EVALB F1, strict F1) of ``parsed`` against ``gold``, from ``lpcfg evaluate`` (with
+    ``reading``: its ``--conventions`` arguments)."""
+    report = json.loads(lpcfg("evaluate", "--json", *reading, str(gold), str(parsed)).stdout)
     if report.get("aborted"):
         raise SystemExit(f"bench_languages: EVALB stopped on {parsed}: {report['messages'][:3]}")
     return report["all"]["fmeasure"], report["all"]["strict_fmeasure"]
@@ -540,6 +576,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--fresh", action="store_true", help="start over (no resuming)")
     ap.add_argument("--redo", default="", help="comma-separated models to run again")
     ap.add_argument("--table-only", action="store_true", help="print the table of the JSON")
+    ap.add_argument("--conventions", default="ptb", choices=tuple(PRESETS),
+                    help="the treebanks' reading (lpcfg --conventions): runs of their own, "
+                    "named 'NAME (CONVENTIONS)'")  # fmt: skip
     args = ap.parse_args(argv)
     for option, given, known in (("--treebanks", args.treebanks, TREEBANKS),
                                  ("--only", args.only, MODELS),
@@ -561,16 +600,18 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(args)
     for model in filter(None, args.redo.split(",")):
         for name in names:
-            records = bench.records(name)
+            records = bench.records(bench.key(name))
             for key in [k for k in records if k == model or k.startswith(f"{model}-s")]:
                 del records[key]
-            for marker in (bench.out / name).glob(f"{model}*.train.json"):
+            for marker in (bench.out / bench.key(name)).glob(f"{model}*.train.json"):
                 marker.unlink()
             if model == "berkeley":
-                shutil.rmtree(bench.out / name / "berkeley", ignore_errors=True)
+                shutil.rmtree(bench.out / bench.key(name) / "berkeley", ignore_errors=True)
     if not args.table_only:
         bench.run(names, only)
-    print(markdown(bench.data, names, bench.seeds))
+    # Every reading of these treebanks in the records: a column each.
+    columns = [k for n in names for k in bench.data["runs"] if k == n or k.startswith(f"{n} (")]
+    print(markdown(bench.data, columns, bench.seeds))
     return 0
 
 
