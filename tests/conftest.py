@@ -39,3 +39,24 @@ def _arranged_cache_in_a_temporary_folder(tmp_path_factory):
         os.environ.pop(ENV, None)
     else:
         os.environ[ENV] = before
+
+
+@pytest.fixture
+def no_user_cache(monkeypatch, tmp_path):
+    """A user with no cache folder of their own (HOME a file, no NUMBA_/XDG_ settings), no
+    folder chosen or warning said yet by ``engine.jit``, numba's own CACHE_DIR restored
+    afterwards."""
+    import sys
+
+    from lpcfg_cli.engine import jit
+
+    monkeypatch.setattr(jit, "_user_folder", None)
+    monkeypatch.setattr(jit, "_in_memory_said", False)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    if "numba" in sys.modules:
+        config = sys.modules["numba"].config
+        monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)

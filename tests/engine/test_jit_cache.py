@@ -13,19 +13,9 @@ from lpcfg_cli.engine import jit
 
 
 @pytest.fixture
-def clean(monkeypatch, tmp_path):
-    """No cache folder chosen yet, no warning said, no NUMBA_/XDG_ settings, numba's own
-    CACHE_DIR restored afterwards; returns a source folder with no __pycache__ possible."""
-    monkeypatch.setattr(jit, "_user_folder", None)
-    monkeypatch.setattr(jit, "_in_memory_said", False)
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    home = tmp_path / "home-is-a-file"
-    home.write_text("")
-    monkeypatch.setenv("HOME", str(home))
-    if "numba" in sys.modules:
-        config = sys.modules["numba"].config
-        monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)
+def clean(no_user_cache, tmp_path):
+    """No cache folder of the user's (``no_user_cache``); returns a source folder with no
+    __pycache__ possible."""
     source = tmp_path / "src"
     source.mkdir()
     (source / "__pycache__").write_text("")  # a file: no folder by that name can be made

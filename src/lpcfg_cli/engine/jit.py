@@ -20,6 +20,13 @@ So ``dispatcher`` decides, for the folder of each kernel's module, where its cac
    under ``lpcfg/numba``;
 4. nowhere: the kernels are compiled in memory, each run, and one warning line says that
    the start-up will be slower and how to give a cache folder.
+
+What is compiled is read from any of these folders the user can read (``cache_folders``),
+writable or not: the kernels compiled into an install's ``__pycache__`` by whoever
+installed it serve every user, who would otherwise compile them again on each run (numba
+reads its cache only where it may also write: its locators insist on a writable folder).
+A kernel not found there is compiled and kept in the folder ``cache_folder`` chose; where
+there is none, the warning of 4. comes at its first compilation, not before.
 """
 
 from __future__ import annotations
@@ -60,6 +67,18 @@ def user_cache_folder(name: str = "numba") -> str | None:
     return os.path.join(base, "lpcfg", name)
 
 
+def cache_folders(source_folder: str = _PACKAGE) -> list[str]:
+    """Every folder where compiled kernels of the modules in ``source_folder`` may be found,
+    writable or not, in the order they are looked in (see the module docstring): reading
+    needs no more than permission to read, so an install compiled once serves all."""
+    found = [
+        os.environ.get("NUMBA_CACHE_DIR") or _user_folder,
+        os.path.join(source_folder, "__pycache__"),
+        user_cache_folder(),
+    ]
+    return [folder for folder in dict.fromkeys(found) if folder]
+
+
 def cache_folder(source_folder: str = _PACKAGE) -> str | None:
     """Where the compiled kernels of the modules in ``source_folder`` are kept (see the
     module docstring); None: in memory. Points numba's cache at the user's cache folder
@@ -86,12 +105,9 @@ _user_folder: str | None = None  # the user's cache folder, once chosen
 _in_memory_said = False
 
 
-def _cache(source_folder: str) -> bool:
-    """Whether kernels defined in ``source_folder`` can be cached on disk; the first time
-    they cannot, one warning line."""
+def _say_in_memory() -> None:
+    """The warning, once per process, that kernels are compiled in memory."""
     global _in_memory_said
-    if cache_folder(source_folder) is not None:
-        return True
     if not _in_memory_said:
         _in_memory_said = True
         print(
@@ -99,7 +115,24 @@ def _cache(source_folder: str) -> bool:
             "or XDG_CACHE_HOME to one): they are compiled in memory, so start-up is slower",
             file=sys.stderr,
         )
+
+
+def _cache(source_folder: str) -> bool:
+    """Whether kernels defined in ``source_folder`` can be cached on disk; the first time
+    they cannot, one warning line."""
+    if cache_folder(source_folder) is not None:
+        return True
+    _say_in_memory()
     return False
+
+
+def _read_only_tree(source_folder: str, written: str | None) -> str | None:
+    """The ``__pycache__`` beside the sources when it is a folder this user can read but
+    not the one compilations are written to (``written``): numba would not read it."""
+    beside = os.path.join(source_folder, "__pycache__")
+    if beside == written or not os.path.isdir(beside):
+        return None
+    return beside if os.access(beside, os.R_OK | os.X_OK) else None
 
 
 def _import_numba() -> Any:
@@ -121,14 +154,127 @@ def dispatcher(function: Callable[..., Any], options: dict[str, Any]) -> tuple[A
     its module's, in which the caller puts numba's dispatchers in place of the kernels it
     calls (the module itself keeps its kernels)."""
     source = os.path.dirname(os.path.abspath(function.__code__.co_filename))
-    cache = _cache(source)
+    written = cache_folder(source)
+    tree = _read_only_tree(source, written)
     namespace = dict(function.__globals__)
     copy = types.FunctionType(
         function.__code__, namespace, function.__name__, function.__defaults__, function.__closure__
     )
     copy.__qualname__ = function.__qualname__
     copy.__doc__ = function.__doc__
-    return _import_numba().njit(cache=cache, **options)(copy), namespace
+    numba = _import_numba()
+    if tree is None:
+        return numba.njit(cache=_cache(source), **options)(copy), namespace
+    compiled = numba.njit(cache=False, **options)(copy)
+    # What numba's own enable_caching does (``cache=True``), with a cache that also reads
+    # the tree beside the sources.
+    compiled._cache = _layered_cache(copy, written is not None)
+    return compiled, namespace
+
+
+def _layered_cache(function: Callable[..., Any], writable: bool) -> Any:
+    """numba's cache of ``function``: kernels read first from the folder compilations are
+    written to (when ``writable``, numba's own cache there), then from the read-only
+    ``__pycache__`` beside its source; a compilation kept in the former only, or, without
+    it, compiled in memory with the warning."""
+    from numba.core.caching import FunctionCache
+
+    caches: list[Any] = []
+    # numba's locators refuse a folder they cannot write (RuntimeError), as may those named
+    # in NUMBA_CACHE_LOCATOR_CLASSES: that layer is then left out.
+    if writable:
+        try:
+            caches.append(FunctionCache(function))
+        except (OSError, RuntimeError):
+            writable = False
+    try:
+        caches.append(_read_only_cache_class()(function))
+    except (OSError, RuntimeError):
+        pass
+    return _layers_class()(caches, writable)
+
+
+_classes: dict[str, type] = {}  # made once numba is imported
+
+
+def _read_only_cache_class() -> type:
+    """numba's ``FunctionCache`` of the ``__pycache__`` beside a kernel's source, read only:
+    its locator (numba's ``_CacheLocator`` API) is numba's ``InTreeCacheLocator`` without
+    the demand that the folder be writable, and it keeps nothing."""
+    if "read_only" not in _classes:
+        from numba.core import caching
+
+        class ReadOnlyInTreeLocator(caching.InTreeCacheLocator):
+            def ensure_cache_path(self) -> None:
+                raise OSError(f"{self.get_cache_path()} is read only here")
+
+            @classmethod
+            def from_function(cls, py_func: Any, py_file: str) -> Any:
+                folder = os.path.join(os.path.dirname(py_file), "__pycache__")
+                return cls(py_func, py_file) if os.path.isdir(folder) else None
+
+        class ReadOnlyImpl(caching.CompileResultCacheImpl):
+            _locator_classes = [ReadOnlyInTreeLocator]
+
+        class ReadOnlyCache(caching.FunctionCache):
+            _impl_class = ReadOnlyImpl
+
+            def load_overload(self, sig: Any, target_context: Any) -> Any:
+                try:
+                    return super().load_overload(sig, target_context)
+                except Exception:  # torn or foreign files someone else wrote: a miss
+                    return None
+
+            def save_overload(self, sig: Any, data: Any) -> None:
+                pass
+
+        _classes["read_only"] = ReadOnlyCache
+    return _classes["read_only"]
+
+
+def _layers_class() -> type:
+    """numba's cache interface over several caches: loads from the first that holds a
+    kernel, keeps in the first (when ``writable``), else says the kernels are compiled in
+    memory the first time one is."""
+    if "layers" not in _classes:
+        from numba.core.caching import _Cache
+
+        class Layers(_Cache):
+            def __init__(self, caches: list[Any], writable: bool):
+                self._caches = caches
+                self._writable = writable
+
+            @property
+            def cache_path(self) -> str | None:
+                return self._caches[0].cache_path if self._caches else None
+
+            def load_overload(self, sig: Any, target_context: Any) -> Any:
+                for cache in self._caches:
+                    found = cache.load_overload(sig, target_context)
+                    if found is not None:
+                        return found
+                return None
+
+            def save_overload(self, sig: Any, data: Any) -> None:
+                if self._writable:
+                    self._caches[0].save_overload(sig, data)
+                else:
+                    _say_in_memory()
+
+            def enable(self) -> None:
+                for cache in self._caches:
+                    cache.enable()
+
+            def disable(self) -> None:
+                for cache in self._caches:
+                    cache.disable()
+
+            def flush(self) -> None:
+                if self._writable:
+                    self._caches[0].flush()
+
+        _classes["layers"] = Layers
+    return _classes["layers"]
 
 
 def numba_notation(value: Any) -> str:

@@ -6,16 +6,18 @@ each kernel for the signatures ``precompiled_signatures`` lists, the first time 
 called on a machine: about as long as numba's own first compilation of the kernels, plus a
 few seconds. It is kept beside numba's cache (``jit.cache_folder``), in a file named by a
 digest of what it was built from: the kernels' sources and signatures, Python, numba,
-llvmlite, numpy and the processor. It is compiled for this processor, as numba's
-just-in-time code is (numba.pycc's default, a generic x86-64, leaves out the wider vector
-instructions of today's processors),
-and ``/proc/cpuinfo`` names the processor, so that a cache folder shared by machines with
-different processors (a cluster's home folder) holds one module per processor instead of
-one that stops on an instruction another lacks. Where there is no ``/proc/cpuinfo`` (not
-Linux), no cache folder, no C compiler or ``LPCFG_PRECOMPILED=0``, numba compiles the
-kernels just in time, as it always can. A build that failed leaves a ``.failed`` file with
-the compiler's output beside where the module would be, and is not tried again for the same
-digest: delete it to try again.
+llvmlite, numpy and the processor. It is looked for in every folder of numba's cache this
+user can read (``jit.cache_folders``), so that one built into an install's ``__pycache__``
+(``python -m lpcfg_cli.engine.precompiled`` when installing) serves every user, whether or
+not they can write there, and is built only where none is found. It is compiled for this
+processor, as numba's just-in-time code is (numba.pycc's default, a generic x86-64, leaves
+out the wider vector instructions of today's processors), and ``/proc/cpuinfo`` names the
+processor, so that a cache folder shared by machines with different processors (a cluster's
+home folder) holds one module per processor instead of one that stops on an instruction
+another lacks. Where there is no ``/proc/cpuinfo`` (not Linux), no cache folder, no C
+compiler or ``LPCFG_PRECOMPILED=0``, numba compiles the kernels just in time, as it always
+can. A build that failed leaves a ``.failed`` file with the compiler's output beside where
+the module would be, and is not tried again for the same digest: delete it to try again.
 
 numba marks ``numba.pycc`` as pending deprecation, its replacement not yet released; the
 just-in-time path stays the one every kernel can take.
@@ -206,16 +208,38 @@ def digest() -> str | None:
     return h.hexdigest()[:20]
 
 
-def module_path() -> str | None:
-    """Where this machine's module is (or would be) kept; None where it cannot be used."""
+def module_name() -> str | None:
+    """The file name of this machine's module; None where it cannot be used."""
     if not enabled():
         return None
     key = digest()
-    folder = jit.cache_folder()
-    if key is None or folder is None:
+    if key is None:
         return None
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return os.path.join(folder, f"{MODULE}-{key}{suffix}")
+    return f"{MODULE}-{key}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+
+
+def module_path() -> str | None:
+    """Where this machine's module is: in the first of numba's cache folders that holds it,
+    writable or not (``jit.cache_folders``), else where it would be built
+    (``build_path``); None where it cannot be used."""
+    name = module_name()
+    if name is None:
+        return None
+    for folder in jit.cache_folders():
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            return path
+    return build_path(name)
+
+
+def build_path(name: str | None = None) -> str | None:
+    """Where this machine's module is built: the folder numba's cache is written to
+    (``jit.cache_folder``); None where there is none or the module cannot be used."""
+    name = name or module_name()
+    folder = jit.cache_folder()
+    if name is None or folder is None:
+        return None
+    return os.path.join(folder, name)
 
 
 def export_name(qualified_name: str, index: int) -> str:
@@ -397,10 +421,14 @@ def _compile(path: str, work: str) -> tuple[str | None, str]:
 
 
 def main() -> int:
-    """``python -m lpcfg_cli.engine.precompiled``: build this machine's module now (when
-    preparing a container image or a read-only install, or before a cluster's jobs start)
-    and print where it is; status 1 where it cannot be used or built."""
-    path = module_path()
+    """``python -m lpcfg_cli.engine.precompiled``: build this machine's module now into the
+    folder numba's cache is written to (run by whoever installs lpcfg, the install's
+    ``__pycache__``, where every user reads it; or when preparing a container image, or
+    before a cluster's jobs start) and print where it is; status 1 where it cannot be used
+    or built. Building compiles the kernels with numba first, so numba's cache beside the
+    sources gets them too."""
+    global _module
+    path = build_path()
     if path is None:
         print(
             "lpcfg: error: no kernels' module here (LPCFG_PRECOMPILED=0, no /proc/cpuinfo, "
@@ -408,7 +436,10 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    if load() is None:
+    if not os.path.exists(path) and not os.path.exists(path + ".failed"):
+        _build_once(path)
+    _module = _import(path) if os.path.exists(path) else None
+    if _module is None:
         print(
             f"lpcfg: error: the kernels' module could not be built: {path}.failed", file=sys.stderr
         )

@@ -12,8 +12,11 @@ appears whole or not at all, and two processes arranging at once both succeed). 
 folder is ``LPCFG_CACHE_DIR``, or the user's cache folder (``~/.cache/lpcfg/arranged`` on
 Linux); ``LPCFG_CACHE_DIR=off`` turns the cache off. The cache never decides whether a
 parse runs: a folder that cannot be written, a file that cannot be read or that another
-version wrote is a miss, and the model is arranged from its file as without a cache. The
-folder is kept under ``LIMIT`` bytes, dropping the arrangements used least recently.
+version wrote is a miss, and the model is arranged from its file as without a cache. A
+``LPCFG_CACHE_DIR`` that is no folder that can be written (a file, ``/dev/null``, another
+user's folder) turns the cache off with one warning line: the user asked for a cache and
+would otherwise wait for every arrangement without knowing why. The folder is kept under
+``LIMIT`` bytes, dropping the arrangements used least recently.
 """
 
 from __future__ import annotations
@@ -39,12 +42,50 @@ LIMIT = 2 << 30
 
 
 def cache_folder() -> str | None:
-    """Where arrangements are kept; None when the cache is off."""
+    """Where arrangements are kept; None when the cache is off (``LPCFG_CACHE_DIR`` set to
+    ``off``, or to what is no writable folder: then with a warning, see ``unusable``)."""
     given = os.environ.get(ENV)
-    if given is not None:
-        given = given.strip()
-        return None if not given or given.lower() in OFF else os.path.expanduser(given)
-    return jit.user_cache_folder("arranged")
+    if given is None:
+        return jit.user_cache_folder("arranged")
+    given = given.strip()
+    if not given or given.lower() in OFF:
+        return None
+    folder = os.path.expanduser(given)
+    why = unusable(folder)
+    if why is not None:
+        _say_off(given, why)
+        return None
+    return folder
+
+
+def unusable(folder: str) -> str | None:
+    """Why arrangements cannot be kept in ``folder`` (made if missing), None when they can:
+    tried for real, as permission bits say nothing for root or on a read-only mount."""
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        return "it is not a folder"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except (OSError, ValueError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        return f"it cannot be written ({reason[:1].lower()}{reason[1:]})"
+    return None
+
+
+_off_said = False
+
+
+def _say_off(given: str, why: str) -> None:
+    """The warning, once per process, that the cache given is off."""
+    global _off_said
+    if not _off_said:
+        _off_said = True
+        print(
+            f"lpcfg: warning: {ENV}={given}: {why}, so the arranged-model cache is off "
+            "(set it to a writable folder, or to off)",
+            file=sys.stderr,
+        )
 
 
 # The package's sources (``code_stamp``).
