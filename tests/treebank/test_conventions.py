@@ -188,3 +188,17 @@ def test_a_ptb_model_records_and_reads_the_default(tmp_path):
     model = lp.train(str(bank))
     assert model.conventions == PTB
     assert model.meta["training"]["conventions"]["name"] == "ptb"
+
+
+def test_score_reads_tokens_as_parse_does(corpus, tmp_path):
+    model = tmp_path / "m.npz"
+    assert (
+        invoke("train", "--conventions", "penn-historical", corpus / "psd", "-o", model).exit_code
+        == 0
+    )
+    res = invoke(
+        "score", model, "-", stdin="Konungur-konungur sá-sjá hann-hann .-.\nKonungur sá hann .\n"
+    )
+    assert res.exit_code == 0, res.stderr
+    first, second = res.stdout.splitlines()
+    assert first == second and first != "-inf"

@@ -173,7 +173,13 @@ def command(
     skipped: dict[str, list[int]] = {}
     bar = progress_bar(desc="score", unit="sent")
     with bar, atomic_output(output, encoding=encoding) as fh:
-        for block in blocks(read_sentences(input, encoding)):
+        # Tokens as the model's treebank writes them (penn-historical: lemmas, *pro*), read
+        # with its conventions as parse reads them.
+        rules = lpcfg.conventions
+        sentences = (
+            rules.words(s) if rules.reads_tokens else s for s in read_sentences(input, encoding)
+        )
+        for block in blocks(sentences):
             log_p, sign, why = score_block(scorer, block, limit)
             for i, (words_s, lp, sg) in enumerate(zip(block, log_p, sign, strict=True)):
                 line = format_value(
