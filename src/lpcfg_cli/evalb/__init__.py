@@ -22,9 +22,9 @@ One module a job, imported one way (each only from those above it):
 
 from __future__ import annotations
 
-from lpcfg_cli.evalb.root_wrapping import convention_warning, root_convention
 from lpcfg_cli.evalb.params import COLLINS, NONE, PARAMS, EvalbParams
 from lpcfg_cli.evalb.report import format_report, label_table
+from lpcfg_cli.evalb.root_wrapping import convention_warning, root_convention
 from lpcfg_cli.evalb.run import EvalResult, evaluate_lines
 from lpcfg_cli.evalb.scoring import Block, SentenceResult, Status
 
