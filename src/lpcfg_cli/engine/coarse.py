@@ -631,7 +631,7 @@ def coarse_posteriors(
     return keys[order], values[order], log_z
 
 
-@kernel(nogil=True)
+@kernel(interruptible=True, nogil=True)
 def batch_posteriors(lex_all, base, lengths, first, root, pcfg, beam, cut):
     """``coarse_posteriors`` of every sentence of a batch, in one call: ``(keys, posteriors,
     log Z per sentence)``, the keys in sentence order (not sorted). A sentence the beam

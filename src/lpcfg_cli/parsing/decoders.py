@@ -103,7 +103,7 @@ def _above(x: float, y: float) -> int:
     return 1 if x > y else (-1 if x < y else 0)
 
 
-@kernel(nogil=True)
+@kernel(interruptible=True, nogil=True)
 def _span_best(n_spans, item_span, item_sym, value, tie, is_root, root_ok):
     """``_best_per_span`` in one pass over the items: a span's best so far is replaced by
     an item that ranks above it by key (``value``, 1e6 less for a symbol that may not be a
@@ -184,7 +184,7 @@ def bracket_labels(
     return _best_per_span(layout, item_span, item_sym, gain, mass, root_ok)
 
 
-@kernel(nogil=True)
+@kernel(interruptible=True, nogil=True)
 def _bracket_gains(item_span, item_sym, mass, ptr, ids, n_labels, threshold):
     """Each item's max-bracket gain (``bracket_labels``), the items sorted by span: per
     span, ``P(X)`` pools the masses of the span's items giving bracket ``X`` (in item
@@ -240,7 +240,7 @@ def goodman_trees(
     return trees
 
 
-@kernel(nogil=True)
+@kernel(interruptible=True, nogil=True)
 def _best_splits(base, len_start, span_sent, span_start, span_score, span_label):
     """The CKY pass of ``goodman_trees``, by increasing span length: every span's best
     total (its score plus its best split's children's totals; -inf without a label) and
