@@ -24,6 +24,7 @@ axes with the 1/sqrt(M) slope and each learner's exact-moment error as a dashed 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -164,6 +165,8 @@ def plot(
         first = sampled[0]
         held.series.append(slope_line("1/sqrt(M)", [r[1] for r in sampled if r[0] == first[0]],
                                       first[2], -0.5))  # fmt: skip
+    if sampled:  # an exact-moments error of zero up to rounding (1e-15) drawn at a floor
+        held.ymin = 10.0 ** math.floor(math.log10(min(r[2] for r in sampled) / 100))
     title = {"finite": "a finite-support", "recursive": "a recursive"}[target]
     table = [
         {"learner": r[0], "trees": r[1], "held_out": r[2], "parameter": r[3], "seconds": r[4]}

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from bench_parse import CACHE_ENV, berkeley_command, f1, spawner
 from demo import CONFIGS, TRAIN_CONFIG
+from records import provenance
 
 from lpcfg_cli.files.streams import atomic_output
 
@@ -177,7 +178,8 @@ def main() -> int:
     with atomic_output(out / "scale.md") as fh:
         fh.write(text)
     with atomic_output(out / "scale.json") as fh:
-        json.dump({"trees": args.trees, "max_words": args.max_words, "rows": rows}, fh, indent=1)
+        json.dump({**provenance(java=bool(args.berkeley)), "trees": args.trees,
+                   "max_words": args.max_words, "rows": rows}, fh, indent=1)  # fmt: skip
     print(text)
     return 0
 

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from records import provenance
+
 from lpcfg_cli.files.streams import atomic_output
 
 
@@ -45,6 +47,10 @@ class Panel:
     series: list[Series] = field(default_factory=list)
     logx: bool = False
     logy: bool = False
+    # The axis's lower end: a value below it (an error of 1e-15, zero up to rounding, on a
+    # log axis) is drawn at it as a downward triangle and its series' label says so, so that
+    # one such value does not stretch the axis over decades where nothing else lies.
+    ymin: float | None = None
 
 
 def slope_line(label: str, x: Sequence[float], anchor: float, slope: float) -> Series:
@@ -70,6 +76,7 @@ def draw(
     spec = {"title": title, "panels": [asdict(p) for p in panels]}
     if data is not None:
         spec["data"] = data
+    spec["provenance"] = provenance()  # the command, commit and machine (records.py)
     with atomic_output(path.with_suffix(".json")) as fh:
         fh.write(json.dumps(_finite(spec), indent=1) + "\n")
     return render(spec, path.with_suffix(".png"))
@@ -87,7 +94,9 @@ def render(spec: dict, png: Path) -> Path:
     import matplotlib.pyplot as plt
 
     panels = spec["panels"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.9), squeeze=False)
+    below = any(len(panel["series"]) > 4 for panel in panels)  # legends under the axes
+    height = 5.0 if below else 3.9
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), height), squeeze=False)
     for ax, panel in zip(axes[0], panels, strict=True):
         for s in panel["series"]:
             points = [
@@ -98,26 +107,38 @@ def render(spec: dict, png: Path) -> Path:
             if not points:
                 continue
             xs, ys, es = zip(*points, strict=True)
+            label, floor = s["label"], panel.get("ymin")
+            if floor is not None and min(ys) < floor:
+                label += f" (at or below {floor:g})"
+                below = [(x, floor) for x, y in zip(xs, ys, strict=True) if y < floor]
+                ys = tuple(max(y, floor) for y in ys)
+                bx, by = zip(*below, strict=True)
+                ax.plot(bx, by, "v", color="black", markersize=6)
             if s["yerr"]:
                 errors = [e or 0.0 for e in es]
-                ax.errorbar(xs, ys, yerr=errors, fmt=s["style"], capsize=3, label=s["label"])
+                ax.errorbar(xs, ys, yerr=errors, fmt=s["style"], capsize=3, label=label)
             else:
-                ax.plot(xs, ys, s["style"], label=s["label"], markersize=4)
+                ax.plot(xs, ys, s["style"], label=label, markersize=4)
         ax.set_title(panel["title"], fontsize=10)
         ax.set_xlabel(panel["xlabel"])
-        ax.set_ylabel(panel["ylabel"])
+        ax.set_ylabel(panel["ylabel"], fontsize=9)
         if panel["logx"]:
             ax.set_xscale("log")
         if panel["logy"]:
             ax.set_yscale("log")
+        if panel.get("ymin") is not None:
+            ax.set_ylim(bottom=panel["ymin"] / 1.5)
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8)
+        if len(panel["series"]) > 4:  # below the axes, where it hides no line
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
+        else:
+            ax.legend(fontsize=8)
     if spec.get("title"):
         fig.suptitle(spec["title"], fontsize=11)
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(png, mode="wb") as fh:
-        fig.savefig(fh, format="png", dpi=90)
+        fig.savefig(fh, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)
     return png
 
@@ -139,6 +160,9 @@ def main(argv: list[str]) -> int:
         return 0 if argv else 2
     for name in argv:
         spec = json.loads(Path(name).read_text(encoding="utf-8"))
+        if "panels" not in spec:  # a results record (records.py), not a figure
+            print(f"{name}: no panels, not a figure: left out", file=sys.stderr)
+            continue
         print(render(spec, Path(name).with_suffix(".png")))
     return 0
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from demo import CONFIGS, TRAIN_CONFIG
 from plots import Panel, Series, draw
+from records import lpcfg, provenance
 
 from lpcfg_cli.files.streams import atomic_output
 
@@ -50,16 +50,6 @@ HEADER = (
     "Collins 2014, table 1) trained on WSJ sections 2-21, about 12 times as many trees, and "
     "scored section 22 (dev) and 23 (test).\n"
 )
-
-
-def lpcfg(*args: str) -> subprocess.CompletedProcess:
-    """Run one lpcfg command; a failure ends the script with the command and its stderr."""
-    done = subprocess.run(
-        [sys.executable, "-m", "lpcfg_cli", *args], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"table1: `lpcfg {' '.join(args)}` failed:\n{done.stderr.strip()}")
-    return done
 
 
 def strict_f1(gold: Path, parsed: Path) -> float:
@@ -239,7 +229,7 @@ def main() -> int:
     with atomic_output(out / "table1.md") as fh:
         fh.write(text)
     with atomic_output(out / "table1.json") as fh:
-        json.dump({"runs": records, "table": {k: {str(m): c for m, c in v.items()}
+        json.dump({**provenance(), "runs": records, "table": {k: {str(m): c for m, c in v.items()}
                    for k, v in table.items()}, "paper": PAPER}, fh, indent=1)  # fmt: skip
     print(text)
     if args.plot:

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from records import provenance
 
 from lpcfg_cli.topology_models import families as fam
 from lpcfg_cli.topology_models import mixing as mx
@@ -191,7 +192,7 @@ def main() -> int:
         "mixing_matrix_10": {"shape": list(m.shape), **check, "uses": list(check["uses"])},
         "timings": timings,
     }
-    (out / "unmix_error.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "unmix_error.json").write_text(json.dumps({**provenance(), **result}, indent=1) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -41,6 +41,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from records import provenance
 
 from lpcfg_cli.parsing.workers import process_map
 from lpcfg_cli.wcfg import automaton
@@ -221,7 +222,9 @@ def main() -> int:
     result = run(args)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "wcfg_dyck.json").write_text(json.dumps(result, indent=1) + "\n")
+    (args.out / "wcfg_dyck.json").write_text(
+        json.dumps({**provenance(), **result}, indent=1) + "\n"
+    )
     (args.out / "wcfg_dyck.md").write_text(markdown(result))
     print(markdown(result))
     print(f"{result['seconds']} s", file=sys.stderr)

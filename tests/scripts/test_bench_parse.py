@@ -100,7 +100,22 @@ def test_by_length_buckets_every_sentence_once_per_copy(bench, tmp_path):
         mine = [s for s in sentences if int(low) <= len(s) <= int(high or 10_000)]
         assert row["sentences"] >= 25 and row["sentences"] % len(mine) == 0
         assert row["mean_words"] == pytest.approx(sum(map(len, mine)) / len(mine))
-        assert row["lpcfg_rate"] > 0 and "berkeley_rate" not in row
+        rate = row["lpcfg_rate"]  # None: within the start-up's spread (RESOLUTION)
+        assert (rate is None or rate > 0) and "berkeley_rate" not in row
         covered += len(mine)
     assert covered == len(sentences)  # every sentence in one bucket
     assert table["lpcfg_startup"] > 0
+
+
+def test_a_bucket_within_the_start_ups_spread_gets_no_time(bench, tmp_path, monkeypatch):
+    """A bucket whose command takes hardly longer than the start-up's is not measured: no
+    rate of thousands of sentences/s from a difference of a few milliseconds."""
+    sentences = [["a"] * 5, ["b"] * 15]
+    start = 0.5
+    times = [start, start + bench.RESOLUTION / 2, start + 2.0]  # start-up, 1-10, 11-20
+
+    monkeypatch.setattr(bench, "timed_alternating", lambda commands: [(t, 0.0) for t in times])
+    table = bench.by_length("m.npz", None, sentences, tmp_path, 4)
+    short, longer = table["rows"]
+    assert short["lpcfg_rate"] is None and short["lpcfg_seconds_per_sentence"] is None
+    assert longer["lpcfg_rate"] == pytest.approx(longer["sentences"] / 2.0)
