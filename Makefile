@@ -55,16 +55,14 @@ consistency: $(SETUP)
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 --target recursive
 
-# Every figure of the docs, from real runs (PNG + the JSON drawn, in $(FIGURES)); several
-# hours on 2 cores, table1.py the most of it (it resumes where it stopped). BERKELEY=DIR
-# (the folder of the Berkeley parser's parse.sh) puts it on the speed figure.
+# Every figure of the docs, from real runs (PNG + the JSON drawn, in $(FIGURES)), each with
+# the options it was committed with, then the docs' tables from the records; many hours on
+# 2 cores, the WCFG figures and table1.py the most of it (they resume where they stopped).
+# BERKELEY=DIR (the folder of the Berkeley parser's parse.sh) puts it on the speed figure
+# and in the results table. The speed record itself: docs/experiments/speed.md.
 figures: data brown standin
 	$(PYTHON) scripts/learning_curves.py --data $(DATA) --jobs $(JOBS) \
 	  --plot $(FIGURES)/learning_curves
-	test -f $(MODELS)/em.npz || $(LPCFG) train --config configs/em16.toml \
-	  --dev $(DATA)/dev.mrg $(DATA)/train.mrg -o $(MODELS)/em.npz
-	$(PYTHON) scripts/bench_parse.py --data $(DATA) --models $(MODELS)/em.npz --copies 0 \
-	  --by-length $(if $(BERKELEY),--berkeley $(BERKELEY)) --plot $(FIGURES)/speed_by_length
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 \
 	  --plot $(FIGURES)/consistency
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 --target recursive \
@@ -72,11 +70,30 @@ figures: data brown standin
 	$(PYTHON) scripts/lm_table2.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
 	$(PYTHON) scripts/lm_table2.py --corpus standin --data $(DATA)/standin \
 	  --plot $(FIGURES)/standin_perplexity
-	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --plot $(FIGURES)/wcfg_kl
+	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --targets 50 --em-max-size 1e6 \
+	  --cache out/wcfg/cache --jobs $(JOBS) --plot $(FIGURES)/wcfg_kl
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --name wcfg_random_3x6 --states 3 \
-	  --symbols 6 --targets 50 --sizes 1000,10000,100000,1000000 --kl-length 7 \
-	  --methods "unsupervised spectral,supervised spectral" --plot $(FIGURES)/wcfg_kl_3x6
+	  --symbols 6 --targets 50 --sizes 1000,10000,100000,1000000,10000000 --kl-length 7 \
+	  --methods "unsupervised spectral,supervised spectral" --jobs $(JOBS) \
+	  --plot $(FIGURES)/wcfg_kl_3x6
 	$(PYTHON) scripts/table1.py --data $(DATA) --jobs $(JOBS) --plot $(FIGURES)/f1_against_m
+ifneq ($(BERKELEY),)
+	$(PYTHON) scripts/ptb_results.py --data $(DATA) --out out/ptb --jobs $(JOBS) \
+	  --berkeley $(BERKELEY)
+	$(PYTHON) scripts/bench_parse.py --data $(DATA) --berkeley $(BERKELEY) --repeat 2 \
+	  --copies 4 --large --by-length --plot $(FIGURES)/speed_by_length \
+	  --json $(FIGURES)/speed.json --models $(PTB_MODELS)
+else
+	@echo "make figures: without BERKELEY=DIR the records ptb.json and speed.json (and the" \
+	  "speed figure) are left as they are" >&2
+endif
+	$(PYTHON) scripts/doc_tables.py
+
+# The seed-0 model of each single-grammar config (scripts/ptb_results.py): the speed
+# record's models (EM first: the longest sentence and the lengths are timed with it).
+PTB_MODELS = $(subst $(eval) ,$(comma),$(foreach c,em16 standard pivot_em16 pivot16 \
+  spectral16 splitmerge,out/ptb/models/$(c)-s0.npz))
+comma := ,
 
 clean:
 	rm -rf $(MODELS) out $(SYNTHETIC_DATA)

@@ -45,8 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
 import shlex
 import shutil
@@ -57,6 +55,7 @@ import time
 from pathlib import Path
 
 from prepare_languages import folder_source, prepare
+from records import commit, machine
 
 from lpcfg_cli.files.streams import atomic_output
 from lpcfg_cli.treebank.conventions import PRESETS, conventions
@@ -114,14 +113,17 @@ class Bench:
                 f"{self.data['limit']}, not {args.limit}: use --fresh or another --json"
             )
         self.commit = commit()
-        self.machine = machine(self.berkeley)
+        self.machine = machine(java=self.berkeley is not None)
 
-    def save(self) -> None:
-        """Write every record so far (atomically: an interrupted run loses none)."""
-        self.data["commit"] = self.commit
-        self.data["machine"] = self.machine
-        self.data["settings"] = {"jobs": self.args.jobs, "data": self.args.data,
-                                 "out": self.args.out}  # fmt: skip
+    def save(self, measured: bool = True) -> None:
+        """Write every record so far (atomically: an interrupted run loses none); with
+        ``measured`` False (nothing was run: the audits alone were added) the commit,
+        machine and settings of the runs are left as they were."""
+        if measured:
+            self.data["commit"] = self.commit
+            self.data["machine"] = self.machine
+            self.data["settings"] = {"jobs": self.args.jobs, "data": self.args.data,
+                                     "out": self.args.out}  # fmt: skip
         self.json_path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_output(self.json_path) as fh:
             fh.write(json.dumps(self.data, indent=1, ensure_ascii=False) + "\n")
@@ -161,6 +163,7 @@ class Bench:
                 f"was measured on:\n  now: {source}\n  then: {run['source']}\nuse --fresh"
             )
         run["source"] = source
+        self.record_audit(name)
         if not self.args.limit:
             return folder
         small = self.out / name / f"limit{self.args.limit}"
@@ -170,6 +173,18 @@ class Bench:
                 lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
                 (small / path.name).write_text("".join(lines[: self.args.limit]), "utf-8")
         return small
+
+    def record_audit(self, name: str) -> bool:
+        """Keep the split's ``audit.json`` (``prepare_languages.audit``: trees read, left out,
+        sentence lengths) in the run's record; True if it changed."""
+        path = Path(self.args.data) / name / "audit.json"
+        if not path.exists():
+            return False
+        run = self.data["runs"].setdefault(self.key(name), {})
+        audit = json.loads(path.read_text(encoding="utf-8"))
+        changed = run.get("audit") != audit
+        run["audit"] = audit
+        return changed
 
     # --- lpcfg --------------------------------------------------------------------------
 
@@ -433,38 +448,6 @@ def command_line(args: list[str]) -> str:
     return shlex.join(["lpcfg", *args])
 
 
-def commit() -> dict:
-    """The commit measured, and the tracked files changed since (uncommitted work)."""
-
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        except OSError:
-            return ""
-        return done.stdout.rstrip() if done.returncode == 0 else ""
-
-    changed = git("status", "--porcelain", "--untracked-files=no").splitlines()
-    return {"commit": git("rev-parse", "HEAD"), "changed": [line[3:] for line in changed]}
-
-
-def machine(berkeley: Path | None) -> dict:
-    out = {"host": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count(),
-           "python": platform.python_version(),
-           "note": "a shared 2-core machine: wall times are noisy"}  # fmt: skip
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            out["memory"] = fh.readline().split(":", 1)[1].strip()
-    except OSError:
-        pass
-    if berkeley is not None:
-        try:
-            java = subprocess.run(["java", "-version"], capture_output=True, text=True)
-            out["java"] = last_lines(java.stderr, 3).splitlines()[0] if java.stderr else ""
-        except (OSError, IndexError):
-            out["java"] = "not found"
-    return out
-
-
 def summary(record: dict) -> str:
     if record.get("status") != "ok":
         return f"failed at {record.get('stage')}: {last_lines(record.get('stderr', ''), 1)}"
@@ -520,6 +503,11 @@ def rows(data: dict, names: list[str], seeds: list[int]) -> list[tuple[str, dict
     out.append((LABEL["berkeley6"], {n: cell(r, last=True) if r and "last_cycle" in r
                                      else None for n, r in berkeley.items()}))  # fmt: skip
     return [(label, cells) for label, cells in out if any(c is not None for c in cells.values())]
+
+
+def columns(data: dict, names: list[str]) -> list[str]:
+    """Every reading of the treebanks ``names`` in the records: a column each."""
+    return [k for n in names for k in data["runs"] if k == n or k.startswith(f"{n} (")]
 
 
 def markdown(data: dict, names: list[str], seeds: list[int]) -> str:
@@ -609,9 +597,9 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(bench.out / bench.key(name) / "berkeley", ignore_errors=True)
     if not args.table_only:
         bench.run(names, only)
-    # Every reading of these treebanks in the records: a column each.
-    columns = [k for n in names for k in bench.data["runs"] if k == n or k.startswith(f"{n} (")]
-    print(markdown(bench.data, columns, bench.seeds))
+    elif any([bench.record_audit(name) for name in names]):  # each split's audit, recorded
+        bench.save(measured=False)
+    print(markdown(bench.data, columns(bench.data, names), bench.seeds))
     return 0
 
 

@@ -47,6 +47,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from records import provenance
+from records import write as write_record
 from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.evalb import evaluate_lines
@@ -263,6 +265,11 @@ def unparsed(out: Path) -> int:
 
 
 BUCKETS = [(1, 10), (11, 20), (21, 30), (31, 40), (41, 10_000)]
+# The least time a bucket's command must take beyond the start-up command's for the
+# difference to be a measurement: whole commands' medians on this machine move by a few
+# hundredths of a second from round to round. Below it the bucket gets no figure (None: the
+# table says so, the plot leaves the point out) rather than a time of nearly zero.
+RESOLUTION = 0.1
 
 
 def by_length(
@@ -296,12 +303,15 @@ def by_length(
         [make(f, tmp / f"{name}.{f.stem}.out")] for name, make in parsers.items() for f in files
     ]
     times = iter(t for t, _ in timed_alternating(commands))
-    out: dict = {"rows": rows}
+    out: dict = {"rows": rows, "resolution": RESOLUTION}
     for name in parsers:
         start = next(times)
         out[f"{name}_startup"] = start
         for row in rows:
-            seconds = max(next(times) - start, 1e-9)
+            seconds = next(times) - start
+            if seconds < RESOLUTION:  # lost in the start-up's own spread: no figure
+                row[f"{name}_seconds_per_sentence"] = row[f"{name}_rate"] = None
+                continue
             row[f"{name}_seconds_per_sentence"] = seconds / row["sentences"]
             row[f"{name}_rate"] = row["sentences"] / seconds
     return out
@@ -373,7 +383,7 @@ def main() -> int:
     test_txt, test_mrg = data / "test.txt", data / "test.mrg"
     sentences = [line.split() for line in test_txt.read_text().splitlines()]
     n = len(sentences)
-    out: dict = {"sentences": n}
+    out: dict = {**provenance(java=bool(args.berkeley)), "sentences": n}
     tmp = Path(tempfile.mkdtemp(prefix="lpcfg-bench-"))
     # The timed commands keep their arranged models in the bench's own folder (each model's
     # warm-up fills it), not in the user's cache; ``uncached`` turns it off.
@@ -411,7 +421,7 @@ def main() -> int:
                 f"matmul; coarse pass {row['coarse_seconds']:.2f} s"
             )
         if args.json:
-            Path(args.json).write_text(json.dumps(out, indent=1))
+            write_record(args.json, out)
         return 0
     for path in models:
         row: dict = {}
@@ -489,11 +499,12 @@ def main() -> int:
         table = by_length(models[0], folder, sentences, tmp, args.bucket_size)
         out["by_length"] = table
         for row in table["rows"]:
+            ours, theirs = row["lpcfg_rate"], row.get("berkeley_rate")
             line = f"words {row['bucket']:>6} ({row['sentences']} sentences): lpcfg "
-            line += f"{row['lpcfg_rate']:.1f} sentences/s"
+            line += f"{ours:.1f} sentences/s" if ours else "not measurable"
             if folder:
-                line += f", berkeley {row['berkeley_rate']:.1f} sentences/s"
-                line += f" = {row['lpcfg_rate'] / row['berkeley_rate']:.2f}x"
+                line += f", berkeley {theirs:.1f} sentences/s" if theirs else ", berkeley -"
+                line += f" = {ours / theirs:.2f}x" if ours and theirs else ""
             print(line)
         if args.plot:
             print(plot_by_length(args.plot, table, models[0]))
@@ -521,7 +532,7 @@ def main() -> int:
             f"F1 {out['large']['f1'][1]:.2f}"
         )
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
+        write_record(args.json, out)
     return 0
 
 

@@ -1,0 +1,515 @@
+#!/usr/bin/env python3
+"""The tables of README.md and the docs pages, drawn from the results records.
+
+A page marks each table that quotes a record:
+
+    <!-- table NAME -->
+    | ... |
+    <!-- end table -->
+
+and ``TABLES[NAME]`` makes that table's markdown from the records in ``docs/figures/``
+(``records.read``). Changing a figure means re-running the script that writes its record,
+then this one; a table typed by hand differs from its record and fails the test that runs
+``--check`` (``tests/scripts/test_doc_tables.py``).
+
+    python scripts/doc_tables.py            # rewrite every marked table from the records
+    python scripts/doc_tables.py --check    # print what differs; exit 1 if anything does
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import records
+
+ROOT = records.ROOT
+PAGES = ["README.md", "docs/**/*.md"]
+MARK = re.compile(
+    r"^<!-- table (?P<name>[\w-]+) -->\n(?P<body>.*?)^<!-- end table -->$", re.M | re.S
+)
+
+TABLES: dict[str, Callable[[Path], str]] = {}
+
+
+def table(name: str) -> Callable[[Callable[[Path], str]], Callable[[Path], str]]:
+    """Register ``function(figures folder) -> markdown`` as the table ``name``."""
+
+    def register(function: Callable[[Path], str]) -> Callable[[Path], str]:
+        TABLES[name] = function
+        return function
+
+    return register
+
+
+def pages(root: Path = ROOT) -> list[Path]:
+    return sorted({p for pattern in PAGES for p in root.glob(pattern)})
+
+
+def rendered(text: str, figures: Path) -> str:
+    """``text`` with every marked table drawn anew from the records in ``figures``."""
+
+    def draw(match: re.Match) -> str:
+        name = match["name"]
+        if name not in TABLES:
+            raise KeyError(f"no table named {name!r} in scripts/doc_tables.py")
+        return f"<!-- table {name} -->\n{TABLES[name](figures).rstrip()}\n<!-- end table -->"
+
+    return MARK.sub(draw, text)
+
+
+def differences(root: Path = ROOT, figures: Path | None = None) -> list[str]:
+    """A unified diff per page whose marked tables differ from their records."""
+    figures = figures or root / "docs" / "figures"
+    out = []
+    for page in pages(root):
+        text = page.read_text(encoding="utf-8")
+        new = rendered(text, figures)
+        if new != text:
+            name = str(page.relative_to(root))
+            out.append(
+                "".join(
+                    difflib.unified_diff(
+                        text.splitlines(True), new.splitlines(True), name, f"{name} (records)"
+                    )
+                )
+            )
+    return out
+
+
+def marked(root: Path = ROOT) -> dict[str, list[str]]:
+    """The tables each page marks, by page."""
+    return {
+        str(p.relative_to(root)): names
+        for p in pages(root)
+        if (names := [m["name"] for m in MARK.finditer(p.read_text(encoding="utf-8"))])
+    }
+
+
+# --- figures as the tables write them -------------------------------------------------
+
+
+def f2(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def span(stat: dict, show: Callable[[float], str]) -> str:
+    """One seed's value, or the seeds' range."""
+    low, high = show(stat["min"]), show(stat["max"])
+    if low == high:
+        return low
+    unit = low.split()[-1] if " " in low else ""
+    if unit and high.endswith(" " + unit):
+        return f"{low[: -len(unit) - 1]}-{high}"
+    return f"{low}-{high}"
+
+
+def megabytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def mean_sd(stat: dict) -> str:
+    if len(stat["values"]) == 1:
+        return f2(stat["mean"])
+    return f"{f2(stat['mean'])} ± {f2(stat['sd'])}"
+
+
+# --- the Penn Treebank: README and docs/experiments/ptb.md ------------------------------
+
+PTB_ROWS = {
+    "standard": "treebank PCFG (`configs/standard.toml`)",
+    "em16": "EM, 16 states (`configs/em16.toml`)",
+    "pivot_em16": "pivot+EM, 16 states (`configs/pivot_em16.toml`)",
+    "pivot16": "pivot, 16 states (`configs/pivot16.toml`)",
+    "spectral16": "spectral, 16 states (`configs/spectral16.toml`)",
+    "splitmerge": "one split-merge grammar (`configs/splitmerge.toml`)",
+    "best": "six split-merge grammars as a product (`configs/best.toml`)",
+}
+BERKELEY_ROWS = {
+    "4 cycles": "the Berkeley parser, 4 split-merge cycles (dev's choice)",
+    "6 cycles": "the Berkeley parser, 6 cycles (its default)",
+}
+
+
+def speed_row(speed: dict, config: str) -> dict | None:
+    for path, row in speed.get("models", {}).items():
+        if Path(path).name == f"{config}-s0.npz":
+            return row
+    return None
+
+
+def seeds_note(cell: dict) -> str:
+    seeds = cell["seeds"]
+    return f", seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else ""
+
+
+@table("ptb-readme")
+def ptb_readme(figures: Path) -> str:
+    """README's results: test F1 (mean over seeds where a row has several), training time,
+    the seed-0 model's parsing speed beside the Berkeley parser's, model file size."""
+    ptb, speed = records.read("ptb", figures), records.read("speed", figures)
+    lines = [
+        "| model | dev F1 | test F1 | training | sentences/s | vs Berkeley | model file |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    best = max(ptb["configs"].values(), key=lambda c: c["dev_f1"]["mean"])
+    for config, label in PTB_ROWS.items():
+        cell = ptb["configs"].get(config)
+        if cell is None:
+            continue
+        seeds = len(cell["seeds"])
+        name = label if seeds == 1 else f"{label}, {seeds} seeds"
+        test = f2(cell["test_f1"]["mean"])
+        if cell is best:
+            name, test = f"**{name}**", f"**{test}**"
+        row = speed_row(speed, config)
+        rate = f"{row['jobs1']['rate']:.1f}" if row else ""
+        ratio = f"{row['vs_berkeley']:.1f}x" if row and "vs_berkeley" in row else ""
+        lines.append(
+            f"| {name} | {f2(cell['dev_f1']['mean'])} | {test} | "
+            f"{span(cell['train_seconds'], minutes)} | {rate} | {ratio} | "
+            f"{megabytes(cell['model_bytes'])} |"
+        )
+    for key, label in BERKELEY_ROWS.items():
+        b = ptb.get("berkeley", {}).get(key)
+        if b is None:
+            continue
+        chosen = key == "4 cycles"
+        rate = f"{speed['berkeley']['rate']:.1f}" if chosen and "berkeley" in speed else ""
+        name, test = label, f2(b["test_f1"])
+        if chosen:
+            name, test = f"**{name}**", f"**{test}**"
+        lines.append(
+            f"| {name} | {f2(b['dev_f1'])} | {test} | | {rate} | {'1x' if rate else ''} | "
+            f"{megabytes(b['model_bytes'])} |"
+        )
+    return "\n".join(lines)
+
+
+def above(x: float) -> str:
+    return f"{abs(x):.2f} {'above' if x >= 0 else 'below'}"
+
+
+@table("ptb-summary")
+def ptb_summary(figures: Path) -> str:
+    """One split-merge grammar and the product against the Berkeley parser's choice."""
+    ptb = records.read("ptb", figures)
+    sm, best = ptb["configs"]["splitmerge"], ptb["configs"]["best"]
+    b = ptb["berkeley"]["4 cycles"]
+    text = (
+        f"One lpcfg split-merge grammar (mean of seeds {sm['seeds'][0]}-{sm['seeds'][-1]}) is "
+        f"{above(sm['dev_f1']['mean'] - b['dev_f1'])} the Berkeley parser's dev-selected "
+        f"grammar on dev and {above(sm['test_f1']['mean'] - b['test_f1'])} it on test (its "
+        f"seeds score {f2(sm['test_f1']['min'])}-{f2(sm['test_f1']['max'])} there); the "
+        f"six-grammar product is {above(best['test_f1']['mean'] - b['test_f1'])} it."
+    )
+    if f2(b["test_evalb_f1"]) != f2(b["test_f1"]):
+        text += (
+            f" EVALB itself gives the Berkeley grammar {f2(b['test_evalb_f1'])}: it skips a "
+            "sentence whose lengths no longer match (the parser re-tags a quote as "
+            "punctuation), which strict F1 counts wrong."
+        )
+    return text
+
+
+@table("ptb-models")
+def ptb_models(figures: Path) -> str:
+    """docs/experiments/ptb.md: every shipped config and the Berkeley parser's grammars, dev
+    and test strict F1 (mean ± sd and range over seeds), EVALB F1 on test, training time."""
+    ptb = records.read("ptb", figures)
+    lines = [
+        "| model | seeds | dev F1 | test F1 | test F1 by seed | test EVALB F1 | training |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for config, label in PTB_ROWS.items():
+        cell = ptb["configs"].get(config)
+        if cell is None:
+            continue
+        seeds = cell["seeds"]
+        by_seed = ", ".join(f2(v) for v in cell["test_f1"]["values"]) if len(seeds) > 1 else ""
+        lines.append(
+            f"| {label} | {', '.join(map(str, seeds))} | {mean_sd(cell['dev_f1'])} | "
+            f"{mean_sd(cell['test_f1'])} | {by_seed} | {mean_sd(cell['test_evalb_f1'])} | "
+            f"{span(cell['train_seconds'], minutes)} |"
+        )
+    for key, label in BERKELEY_ROWS.items():
+        b = ptb.get("berkeley", {}).get(key)
+        if b is not None:
+            lines.append(
+                f"| {label} | | {f2(b['dev_f1'])} | {f2(b['test_f1'])} | | "
+                f"{f2(b['test_evalb_f1'])} | |"
+            )
+    return "\n".join(lines)
+
+
+# --- parsing speed: docs/experiments/speed.md (``bench_parse.py --json``) ---------------
+
+
+def config_of(path: str) -> str:
+    """``em16`` of ``out/ptb/models/em16-s0.npz``."""
+    return Path(path).name.removesuffix(".npz").rsplit("-s", 1)[0]
+
+
+def short_label(path: str) -> str:
+    label = PTB_ROWS.get(config_of(path))
+    return f"lpcfg {label}" if label else f"lpcfg `{Path(path).name}`"
+
+
+@table("speed-models")
+def speed_models(figures: Path) -> str:
+    """Whole ``lpcfg parse`` commands on the test split beside the Berkeley parser's."""
+    speed = records.read("speed", figures)
+    b = speed["berkeley"]
+    lines = [
+        "| parser (test split, 345 sentences) | sentences/s, one process | vs Berkeley | "
+        "`--jobs 2` vs `--jobs 1` (at most, start-up serial) | start-up (arranging the model "
+        "anew) | peak memory | strict F1 |",
+        "|---|---|---|---|---|---|---|",
+        f"| {BERKELEY_ROWS['4 cycles']} | {b['rate']:.1f} | 1x | | | | {f2(b['f1'][1])} |",
+    ]
+    for path, row in speed["models"].items():
+        lines.append(
+            f"| {short_label(path)} | {row['jobs1']['rate']:.1f} | **{row['vs_berkeley']:.2f}x** | "
+            f"{row['jobs_speedup']:.2f}x ({row['jobs2_bound']:.2f}x) | "
+            f"{row['startup']['seconds']:.2f} s ({row['startup_uncached']['seconds']:.2f} s) | "
+            f"{row['jobs1']['max_rss_mb']:.0f} MB | {f2(row['jobs1']['f1'][1])} |"
+        )
+    return "\n".join(lines)
+
+
+@table("speed-run")
+def speed_run(figures: Path) -> str:
+    """What else the run of ``speed-models`` measured: the machine's matrix-product rate
+    and a longer input with two jobs."""
+    speed = records.read("speed", figures)
+    first = short_label(next(iter(speed["models"])))
+    text = [
+        f"In this run numpy's float32 matrix product ran at {speed['gemm32_1thread']:.1f} "
+        f"GFLOP/s on one thread and {speed['gemm32_all']:.1f} on both cores."
+    ]
+    scaling = speed.get("scaling")
+    if scaling:
+        text.append(
+            f"On the test split repeated to {scaling['sentences']:,} sentences, {first} took "
+            f"{scaling['jobs1']:.2f} s with `--jobs 1` and {scaling['jobs2']:.2f} s with "
+            f"`--jobs 2` (**{scaling['jobs_speedup']:.2f}x**); two independent `--jobs 1` "
+            f"processes on the two halves at once, the most two processes get from this "
+            f"machine, {scaling['two_processes']:.2f} s ({scaling['two_processes_speedup']:.2f}x)."
+        )
+    return "\n".join(text)
+
+
+@table("speed-long")
+def speed_long(figures: Path) -> str:
+    """The longest sentence of the sample with both parsers (``bench_parse.py --berkeley``)."""
+    speed = records.read("speed", figures)
+    long = speed["long_sentence"]
+    return (
+        f"The {long['words']}-word sentence of the sample (training tree 1855), whole "
+        f"commands in the run above: {short_label(next(iter(speed['models'])))} "
+        f"{long['lpcfg']:.2f} s, the Berkeley parser {long['berkeley']:.2f} s "
+        f"(**{long['lpcfg'] / long['berkeley']:.2f}x** its time)."
+    )
+
+
+@table("speed-large")
+def speed_large(figures: Path) -> str:
+    """``bench_parse.py --large``: a treebank PCFG of over a thousand symbols."""
+    speed = records.read("speed", figures)
+    large, b = speed["large"], speed["berkeley"]
+    return "\n".join([
+        "| parser | sentences/s, one process | vs Berkeley | peak memory | strict F1 |",
+        "|---|---|---|---|---|",
+        f"| {BERKELEY_ROWS['4 cycles']} | {b['rate']:.1f} | 1x | | {f2(b['f1'][1])} |",
+        f"| lpcfg treebank PCFG of `--vertical 2 --horizontal 2` ({large['symbols']:,} symbols, "
+        f"{large['binary_rules']:,} binary rules) | {large['rate']:.1f} | "
+        f"{large['rate'] / b['rate']:.2f}x | {large['max_rss_mb']:.0f} MB | "
+        f"{f2(large['f1'][1])} |",
+    ])  # fmt: skip
+
+
+@table("speed-by-length")
+def speed_by_length(figures: Path) -> str:
+    """Speed per length bucket, start-up subtracted (``bench_parse.py --by-length``)."""
+    speed = records.read("speed", figures)
+    lines = [
+        "| words | sentences | mean words | lpcfg ms/sentence | Berkeley ms/sentence | "
+        "lpcfg sentences/s | Berkeley sentences/s | lpcfg vs Berkeley |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    table = speed["by_length"]
+    unmeasured = f"under {table.get('resolution', 0.1):g} s in all"
+
+    def ms(value: float | None) -> str:
+        return unmeasured if value is None else f"{1000 * value:.1f}"
+
+    def rate(value: float | None) -> str:
+        return unmeasured if value is None else f"{value:.1f}"
+
+    for r in table["rows"]:
+        ours, theirs = r["lpcfg_rate"], r["berkeley_rate"]
+        ratio = f"**{ours / theirs:.2f}x**" if ours and theirs else ""
+        lines.append(
+            f"| {r['bucket']} | {r['sentences']} | {r['mean_words']:.1f} | "
+            f"{ms(r['lpcfg_seconds_per_sentence'])} | {ms(r['berkeley_seconds_per_sentence'])} | "
+            f"{rate(ours)} | {rate(theirs)} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+@table("speed-latent")
+def speed_latent(figures: Path) -> str:
+    """The latent pass's work and rate per model, and the coarse pass's time."""
+    speed = records.read("speed", figures)
+    lines = [
+        "| model | latent pass | its rate | of one-thread float32 matrix product | coarse pass |",
+        "|---|---|---|---|---|",
+    ]
+    for path, row in speed["models"].items():
+        if not row["latent_gflop"]:  # the treebank PCFG: no latent pass
+            lines.append(f"| {short_label(path)} | none | | | {row['coarse_seconds']:.2f} s |")
+            continue
+        lines.append(
+            f"| {short_label(path)} | {row['latent_gflop']:.1f} GFLOP in "
+            f"{row['latent_seconds']:.2f} s | {row['latent_gflops']:.1f} GFLOP/s | "
+            f"{row['latent_gflops'] / speed['gemm32_1thread']:.3f} | "
+            f"{row['coarse_seconds']:.2f} s |"
+        )
+    return "\n".join(lines)
+
+
+# --- Cohen & Collins' table 1: docs/experiments/ptb.md ----------------------------------
+
+
+def _table1(figures: Path) -> tuple[dict, list[int]]:
+    data = records.read("table1", figures)
+    table = {m: {int(k): v for k, v in row.items()} for m, row in data["table"].items()}
+    states = sorted({m for row in table.values() for m in row})
+    return table, states
+
+
+@table("table1")
+def table1_dev(figures: Path) -> str:
+    """Dev F1 per m beside the paper's, and test F1 of the m best on dev (``table1.py``)."""
+    import table1
+
+    table, states = _table1(figures)
+    return table1.markdown(table, states)
+
+
+@table("table1-times")
+def table1_times(figures: Path) -> str:
+    """Training time and test F1 per method and m (``table1.py``)."""
+    import table1
+
+    table, states = _table1(figures)
+    return table1.times_markdown(table, states)
+
+
+# --- other languages: docs/experiments/languages.md -----------------------------------
+
+
+@table("languages")
+def languages(figures: Path) -> str:
+    """Every model on every treebank (``bench_languages.py --table-only``)."""
+    import bench_languages
+
+    data = records.read("languages", figures)
+    names = bench_languages.columns(data, list(bench_languages.TREEBANKS))
+    return bench_languages.markdown(data, names, [0, 1, 2]).rstrip()
+
+
+@table("languages-splits")
+def languages_splits(figures: Path) -> str:
+    """What each treebank's split holds (``prepare_languages.audit``, kept in the record)."""
+    import bench_languages
+
+    data = records.read("languages", figures)
+    read_with = {m[1] for run in data["runs"].values()
+                 if (m := re.search(r"with nltk (\d+\.\d+)", run.get("source", "")))}  # fmt: skip
+    nltk = f" (nltk {', '.join(sorted(read_with))})" if read_with else ""
+    lines = [
+        f"| treebank | language | trees read{nltk} | left out | usable | stride | words per "
+        "training sentence | longest sentence |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, treebank in bench_languages.TREEBANKS.items():
+        audit = data["runs"].get(name, {}).get("audit")
+        if audit is None:
+            continue
+        left = sum(audit["left_out"].values())
+        longest = max(part["max_words"] for part in audit["parts"].values())
+        lines.append(
+            f"| {name} | {treebank.language} | {audit['read']:,} | {left:,} | "
+            f"{audit['read'] - left:,} | {treebank.stride} | "
+            f"{audit['parts']['train']['mean_words']:.1f} | {longest} |"
+        )
+    return "\n".join(lines)
+
+
+@table("languages-gains")
+def languages_gains(figures: Path) -> str:
+    """One split-merge grammar (mean of its seeds) against the treebank PCFG and the
+    Berkeley parser's dev-selected grammar, per treebank reading."""
+    import statistics
+
+    import bench_languages
+
+    data = records.read("languages", figures)
+    lines = [
+        "| treebank | split-merge seeds | split-merge dev / test (mean) | treebank PCFG dev / "
+        "test | split-merge - PCFG, test | the Berkeley parser dev / test | split-merge - "
+        "Berkeley, test |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    names = bench_languages.columns(data, list(bench_languages.TREEBANKS))
+    names.sort(key=lambda n: "(" in n)  # the treebanks as distributed first
+    for name in names:
+        models = data["runs"][name]["models"]
+        runs = [v for k, v in sorted(models.items()) if k.startswith("splitmerge-s")]
+        runs = [r for r in runs if r.get("status") == "ok"]
+        pcfg, berkeley = models.get("pcfg"), models.get("berkeley")
+        if not runs or pcfg is None or berkeley is None:
+            continue
+        dev = statistics.fmean(r["dev_f1"] for r in runs)
+        test = statistics.fmean(r["test_f1"] for r in runs)
+        label = name
+        if "(" in name:
+            base, conventions = name.rstrip(")").split(" (", 1)
+            label = f"{base}, read `--conventions {conventions}`"
+        lines.append(
+            f"| {label} | {len(runs)} | {f2(dev)} / {f2(test)} | {f2(pcfg['dev_f1'])} / "
+            f"{f2(pcfg['test_f1'])} | {test - pcfg['test_f1']:+.2f} | "
+            f"{f2(berkeley['dev_f1'])} / {f2(berkeley['test_f1'])} (cycle "
+            f"{berkeley['chosen_cycle']}) | {test - berkeley['test_f1']:+.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="only say what differs (exit 1)")
+    args = ap.parse_args()
+    diffs = differences()
+    if args.check:
+        sys.stdout.write("".join(diffs))
+        return 1 if diffs else 0
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new = rendered(text, ROOT / "docs" / "figures")
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            print(f"rewrote {page.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""scripts/doc_tables.py: every table of README.md and the docs that quotes a results record
+is drawn from it, so a figure typed by hand (or left behind by a new run) fails here."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from tests.support import ROOT, SCRIPTS
+
+# The pages of results: every table with a decimal figure in them is drawn from a record.
+RESULT_PAGES = ["README.md", "docs/index.md", "docs/experiments/ptb.md",
+                "docs/experiments/languages.md", "docs/experiments/speed.md"]  # fmt: skip
+
+
+@pytest.fixture
+def doc_tables(monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    import doc_tables
+
+    return doc_tables
+
+
+def copy_of_the_docs(tmp_path):
+    """README.md and docs/ (pages and records) in ``tmp_path``."""
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("*.png"))
+    return tmp_path
+
+
+def test_every_marked_table_is_its_record(doc_tables):
+    assert doc_tables.differences() == []
+
+
+def test_a_wrong_digit_in_any_marked_table_fails(doc_tables, tmp_path):
+    """Plant one wrong digit in each marked table in turn: the check names that page."""
+    root = copy_of_the_docs(tmp_path)
+    planted = 0
+    for page, names in doc_tables.marked(root).items():
+        path = root / page
+        text = path.read_text(encoding="utf-8")
+        for match in doc_tables.MARK.finditer(text):
+            body = match["body"]
+            # a table's rows past its header and rule; a paragraph whole
+            rows = body.split("\n", 2)[-1] if body.startswith("|") else body
+            digit = re.search(r"\d\.\d", rows)
+            assert digit, f"{page}: table {match['name']} has no figure"
+            at = match.start("body") + len(body) - len(rows) + digit.start()
+            wrong = "9" if text[at] != "9" else "8"
+            path.write_text(text[:at] + wrong + text[at + 1 :], encoding="utf-8")
+            diffs = doc_tables.differences(root, root / "docs" / "figures")
+            assert len(diffs) == 1 and diffs[0].startswith(f"--- {page}"), (page, names)
+            path.write_text(text, encoding="utf-8")
+            planted += 1
+    assert planted >= len(doc_tables.TABLES)
+
+
+def test_every_table_of_a_results_page_is_drawn_from_a_record(doc_tables):
+    """A table with a decimal figure on a results page lies inside a marked block."""
+    for page in RESULT_PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        outside = doc_tables.MARK.sub("", text)
+        tables = re.findall(r"(?:^\|.*\n)+", outside, re.M)
+        typed = [t.splitlines()[0] for t in tables if re.search(r"\d\.\d", t)]
+        assert typed == [], f"{page}: tables typed by hand: {typed}"
+
+
+def test_every_table_name_is_used_and_every_record_it_reads_exists(doc_tables):
+    used = {name for names in doc_tables.marked().values() for name in names}
+    assert used == set(doc_tables.TABLES)
+
+
+def test_an_unknown_table_name_is_an_error(doc_tables, tmp_path):
+    text = "<!-- table no-such-table -->\n| a |\n|---|\n<!-- end table -->\n"
+    with pytest.raises(KeyError, match="no-such-table"):
+        doc_tables.rendered(text, tmp_path)
+
+
+def test_every_picture_is_on_a_page_and_has_the_json_it_was_drawn_from():
+    text = "".join(
+        p.read_text(encoding="utf-8")
+        for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    )
+    for png in sorted((ROOT / "docs" / "figures").glob("*.png")):
+        assert f"figures/{png.name}" in text, f"{png.name} is on no page"
+        assert png.with_suffix(".json").exists(), f"{png.name} has no JSON"
+
+
+def test_the_records_the_tables_read_say_where_they_came_from():
+    """ptb.json, speed.json and languages.json name their commit and machine, and the
+    first two the command that wrote them (languages.json's runs carry theirs)."""
+    for name in ("ptb", "speed", "languages"):
+        text = (ROOT / "docs" / "figures" / f"{name}.json").read_text(encoding="utf-8")
+        record = json.loads(text)
+        assert len(record["commit"]["commit"]) == 40, name
+        assert record["machine"]["cpus"] >= 1, name
+        if name != "languages":
+            assert record["command"].startswith("python scripts/"), name
