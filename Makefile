@@ -67,7 +67,14 @@ figures: data brown standin
 	  --plot $(FIGURES)/consistency
 	$(PYTHON) scripts/bench_consistency.py --sizes 1000,10000,100000 --target recursive \
 	  --plot $(FIGURES)/consistency_recursive
-	$(PYTHON) scripts/lm_table2.py --data $(DATA)/brown --plot $(FIGURES)/brown_perplexity
+	$(PYTHON) scripts/lm_table2.py --data $(DATA)/brown --out out/lm_brown \
+	  --json $(FIGURES)/lm_brown.json --plot $(FIGURES)/brown_perplexity
+	$(PYTHON) scripts/lm_table2.py --data $(DATA)/brown --prior 5 --out out/lm_brown_prior \
+	  --json $(FIGURES)/lm_brown_prior.json
+	$(PYTHON) scripts/lm_table2.py --data $(DATA)/brown --fractions 0.25,0.5,1 --states 128 \
+	  --out out/lm_brown_sizes --json $(FIGURES)/lm_brown_sizes.json
+	$(PYTHON) scripts/lm_anchors.py --data $(DATA)/brown --states 16,256 --seeds 0,1,2 \
+	  --json $(FIGURES)/lm_anchors.json
 	$(PYTHON) scripts/lm_table2.py --corpus standin --data $(DATA)/standin \
 	  --plot $(FIGURES)/standin_perplexity
 	$(PYTHON) scripts/wcfg_random.py --out out/wcfg --targets 50 --em-max-size 1e6 \
@@ -76,6 +83,9 @@ figures: data brown standin
 	  --symbols 6 --targets 50 --sizes 1000,10000,100000,1000000,10000000 --kl-length 7 \
 	  --methods "unsupervised spectral,supervised spectral" --jobs $(JOBS) \
 	  --plot $(FIGURES)/wcfg_kl_3x6
+	$(PYTHON) scripts/wcfg_dyck.py --out out/wcfg --json $(FIGURES)/wcfg_dyck.json
+	$(PYTHON) scripts/wcfg_wsj10.py --out out/wcfg --json $(FIGURES)/wcfg_wsj10.json
+	$(PYTHON) scripts/unmix_error.py --out out/unmix --json $(FIGURES)/unmix_error.json
 	$(PYTHON) scripts/table1.py --data $(DATA) --jobs $(JOBS) --plot $(FIGURES)/f1_against_m
 ifneq ($(BERKELEY),)
 	$(PYTHON) scripts/ptb_results.py --data $(DATA) --out out/ptb --jobs $(JOBS) \
@@ -83,9 +93,13 @@ ifneq ($(BERKELEY),)
 	$(PYTHON) scripts/bench_parse.py --data $(DATA) --berkeley $(BERKELEY) --repeat 2 \
 	  --copies 4 --large --by-length --plot $(FIGURES)/speed_by_length \
 	  --json $(FIGURES)/speed.json --models $(PTB_MODELS)
+	$(PYTHON) scripts/parse_settings.py --data $(DATA) --models out/ptb/models \
+	  --out out/parse_settings
+	$(PYTHON) scripts/bench_scale.py --data $(DATA) --out out/scale --trees 40000 \
+	  --berkeley $(BERKELEY) --json $(FIGURES)/scale.json
 else
-	@echo "make figures: without BERKELEY=DIR the records ptb.json and speed.json (and the" \
-	  "speed figure) are left as they are" >&2
+	@echo "make figures: without BERKELEY=DIR the records ptb.json, speed.json (and the" \
+	  "speed figure), parse_settings.json and scale.json are left as they are" >&2
 endif
 	$(PYTHON) scripts/doc_tables.py
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from bench_parse import CACHE_ENV, berkeley_command, f1, spawner
 from demo import CONFIGS, TRAIN_CONFIG
-from records import provenance
+from records import provenance, write
 
 from lpcfg_cli.files.streams import atomic_output
 
@@ -130,22 +130,23 @@ def bench(learner: str, train: Path, data: Path, out: Path, jobs: str, berkeley:
     return row
 
 
-def markdown(rows: list[dict], trees: int) -> str:
+def markdown(rows: list[dict]) -> str:
+    """The table of ``rows`` (``bench``'s), drawn again from the record by ``doc_tables.py``."""
     lines = [
-        f"Training set: {trees:,} trees sampled from EM m = 16 (standard split); test: the "
-        "standard test split.",
-        "",
-        "| learner (config) | train | s per iteration / cycle | train peak | model file | "
-        "parse test, --jobs 1 | vs Berkeley | parse peak | strict F1 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| learner (config) | training | seconds per EM iteration / split-merge cycle (median) "
+        "| training peak memory | model file | parsing test, `--jobs 1` | the Berkeley parser "
+        "| vs Berkeley | parsing peak memory | strict F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        step = f"{r['seconds_per_step']:.1f} ({r['steps']} steps)" if r["steps"] else ""
+        unit = "cycles" if r["learner"] == "splitmerge" else "iterations"
+        step = f"{r['seconds_per_step']:.1f} ({r['steps']} {unit})" if r["steps"] else ""
+        berkeley = f"{r['berkeley_seconds']:.2f} s" if "berkeley_seconds" in r else ""
         vs = f"{r['vs_berkeley']:.2f}x" if "vs_berkeley" in r else ""
         lines.append(
             f"| {r['learner']} (`{r['config']}`) | {r['train_seconds'] / 60:.1f} min | {step} "
             f"| {r['train_peak_mb'] / 1024:.1f} GB | {r['model_mb']:.1f} MB | "
-            f"{r['parse_seconds']:.2f} s | {vs} | {r['parse_peak_mb']:.0f} MB | "
+            f"{r['parse_seconds']:.2f} s | {berkeley} | {vs} | {r['parse_peak_mb']:.0f} MB | "
             f"{r['strict_f1']:.2f} |"
         )
     return "\n".join(lines) + "\n"
@@ -155,6 +156,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="data", help="folder written by `make data`")
     ap.add_argument("--out", default="out/scale")
+    ap.add_argument("--json", type=Path, default=None, help="also write the record here")
     ap.add_argument("--trees", type=int, default=40_000)
     ap.add_argument("--max-words", type=int, default=100, help="longest sampled tree kept")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sampled training set")
@@ -174,12 +176,13 @@ def main() -> int:
     for learner in args.learners.split(","):
         rows.append(bench(learner, train, data, out, args.jobs, berkeley))
         print(json.dumps(rows[-1]), flush=True)
-    text = markdown(rows, args.trees)
+    text = markdown(rows)
     with atomic_output(out / "scale.md") as fh:
         fh.write(text)
-    with atomic_output(out / "scale.json") as fh:
-        json.dump({**provenance(java=bool(args.berkeley)), "trees": args.trees,
-                   "max_words": args.max_words, "rows": rows}, fh, indent=1)  # fmt: skip
+    record = {**provenance(java=bool(args.berkeley)), "trees": args.trees,
+              "max_words": args.max_words, "rows": rows}  # fmt: skip
+    for path in [out / "scale.json", *([args.json] if args.json else [])]:
+        write(path, record)
     print(text)
     return 0
 

@@ -250,6 +250,57 @@ def ptb_models(figures: Path) -> str:
     return "\n".join(lines)
 
 
+def seeds_table(figures: Path, config: str) -> str:
+    """One shipped config's runs on the standard split, seed by seed (``ptb_results.py``):
+    dev and test strict F1, test EVALB F1, training time, and their mean ± sd."""
+    cell = records.read("ptb", figures)["configs"][config]
+    lines = ["| seed | dev F1 | test F1 | test EVALB F1 | training |", "|---|---|---|---|---|"]
+    keys = ("dev_f1", "test_f1", "test_evalb_f1")
+    for i, seed in enumerate(cell["seeds"]):
+        row = [f2(cell[k]["values"][i]) for k in keys]
+        row.append(minutes(cell["train_seconds"]["values"][i]))
+        lines.append(f"| {seed} | " + " | ".join(row) + " |")
+    if len(cell["seeds"]) > 1:
+        row = [f"**{mean_sd(cell[k])}**" for k in keys[:2]] + [mean_sd(cell[keys[2]])]
+        lines.append("| mean ± sd | " + " | ".join(row) + " | |")
+    return "\n".join(lines)
+
+
+for _config in ("standard", "em16", "pivot_em16", "pivot16", "spectral16", "splitmerge"):
+    table(f"seeds-{_config}")(lambda figures, config=_config: seeds_table(figures, config))
+
+
+@table("pivot-paper")
+def pivot_paper(figures: Path) -> str:
+    """Cohen & Collins's table 1 (WSJ 2-21, in ``table1.json``) beside the shipped pivot and
+    pivot+EM configs at m = 16 (``ptb.json``, mean over seeds)."""
+    paper = records.read("table1", figures)["paper"]
+    ptb = records.read("ptb", figures)["configs"]
+    states = [8, 16, 24, 32]
+    lines = ["| | | " + " | ".join(f"m = {m}" for m in states) + " | test |",
+             "|---|---|" + "---|" * (len(states) + 1)]  # fmt: skip
+    for i, (method, label) in enumerate([("pivot", "pivot"), ("pivot+em", "pivot+EM")]):
+        its = paper[method].get("iterations")
+        cells = [
+            f"{f2(v)} ({its[k]})" if its else f2(v) for k, v in enumerate(paper[method]["dev"])
+        ]
+        who = "Cohen & Collins, table 1 (WSJ 2-21, dev section 22)" if i == 0 else ""
+        name = f"{label} (EM iterations)" if its else label
+        lines.append(
+            f"| {who} | {name} | " + " | ".join(cells) + f" | {f2(paper[method]['test'])} |"
+        )
+    for i, (config, label) in enumerate([("pivot16", "pivot"), ("pivot_em16", "pivot+EM")]):
+        cell = ptb[config]
+        seeds = len(cell["seeds"])
+        who = "lpcfg (PTB sample, standard split)" if i == 0 else ""
+        name = f"{label} ({'mean of ' + str(seeds) + ' seeds' if seeds > 1 else 'one run'})"
+        cells = ["", f2(cell["dev_f1"]["mean"]), "", ""]
+        lines.append(
+            f"| {who} | {name} | " + " | ".join(cells) + f" | {f2(cell['test_f1']['mean'])} |"
+        )
+    return "\n".join(lines)
+
+
 # --- parsing speed: docs/experiments/speed.md (``bench_parse.py --json``) ---------------
 
 
@@ -412,6 +463,225 @@ def table1_times(figures: Path) -> str:
 
     table, states = _table1(figures)
     return table1.times_markdown(table, states)
+
+
+@table("scale")
+def scale(figures: Path) -> str:
+    """Every learner trained on the sampled full-treebank-size set (``bench_scale.py``)."""
+    import bench_scale
+
+    return bench_scale.markdown(records.read("scale", figures)["rows"]).rstrip()
+
+
+@table("scale-run")
+def scale_run(figures: Path) -> str:
+    """What the scale table's run was: its training set, and the parsers' times beside."""
+    data = records.read("scale", figures)
+    rows = data["rows"]
+    berkeley = [r["berkeley_seconds"] for r in rows if "berkeley_seconds" in r]
+    train = sum(r["train_seconds"] for r in rows)
+    text = (
+        f"Training set: {data['trees']:,} trees of at most {data['max_words']} words; the "
+        f"learners' training took {train / 60:.0f} min together."
+    )
+    if berkeley:
+        text += (
+            f" The Berkeley parser took {min(berkeley):.1f}-{max(berkeley):.1f} s on the same "
+            "words, once beside each model."
+        )
+    return text
+
+
+# --- consistency on synthetic L-PCFGs: docs/learners/spectral.md ------------------------
+
+CONSISTENCY = {
+    "spectral (paper)": "spectral, the paper's features and no smoothing (`PAPER_SPECTRAL`)",
+    "spectral (engineered)": "spectral, lpcfg's features (`ENGINEERED_SPECTRAL`)",
+    "pivot": "pivot, held-out error (`PURE_PIVOT`)",
+}
+
+
+def g3(x: float) -> str:
+    """Three significant digits, trailing zeros kept: 0.150, 3.48e-15."""
+    return f"{x:#.3g}".replace("e-0", "e-")
+
+
+def consistency_table(figures: Path, name: str) -> str:
+    """Held-out error per sample size (and from exact moments where the target's support is
+    finite) of ``bench_consistency.py``'s figure JSON ``name``; pivot's parameter error."""
+    rows = records.read(name, figures)["data"]["rows"]
+    sizes = sorted({r["trees"] for r in rows if r["trees"] is not None})
+    exact = {r["learner"]: r for r in rows if r["trees"] is None}
+    cell = {(r["learner"], r["trees"]): r for r in rows}
+    heads = [f"M = 10^{len(str(n)) - 1}" if i == 0 else f"10^{len(str(n)) - 1}"
+             for i, n in enumerate(sizes)]  # fmt: skip
+    heads += ["exact moments"] if exact else []
+    lines = ["| learner | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+    for learner, label in [*CONSISTENCY.items(), ("pivot", None)]:
+        key = "held_out" if label else "parameter"
+        label = label or "pivot, largest parameter error (up to a permutation of states)"
+        row = [g3(cell[learner, n][key]) for n in sizes]
+        row += [g3(exact[learner][key])] if exact else []
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+table("consistency")(lambda figures: consistency_table(figures, "consistency"))
+table("consistency-recursive")(lambda figures: consistency_table(figures, "consistency_recursive"))
+
+
+@table("consistency-exact")
+def consistency_exact(figures: Path) -> str:
+    """The reruns from exact moments that find what sets the error floors."""
+    rows = records.read("consistency", figures)["data"]["rows"]
+    lines = ["| rerun from exact moments | held-out error | parameter error |", "|---|---|---|"]
+    for r in rows:
+        if r["trees"] is None and r["learner"] not in CONSISTENCY:
+            parameter = "" if r["parameter"] is None else g3(r["parameter"])
+            lines.append(f"| {r['learner']} | {g3(r['held_out'])} | {parameter} |")
+    return "\n".join(lines)
+
+
+# --- the parser's settings: docs/parsing.md ---------------------------------------------
+
+SWEPT = {"standard": "treebank PCFG", "em16": "em16", "pivot_em16": "pivot_em16",
+         "spectral16": "spectral16", "pivot16": "pivot16", "splitmerge": "split-merge, seed 0",
+         "best": "`configs/best.toml`"}  # fmt: skip
+
+
+def sweep_table(figures: Path, option: str, timed: tuple[str, ...] = ("em16",)) -> str:
+    """Dev strict F1 per model and value of ``--option`` (trees changed against the first
+    value in brackets), and the whole dev parse's seconds for the models ``timed``
+    (``parse_settings.py``)."""
+    sweep = records.read("parse_settings", figures)["sweeps"][option]
+    heads = [f"**{v}** (the default)" if v == sweep["default"] else v for v in sweep["values"]]
+    lines = [f"| `--{option}` | " + " | ".join(heads) + " |",
+             "|---|" + "---|" * len(heads)]  # fmt: skip
+
+    def cell(c: dict, first: bool) -> str:
+        if "error" in c:
+            return "-"
+        return f2(c["f1"]) if first else f"{f2(c['f1'])} ({c['changed']})"
+
+    for config, parts in sweep["configs"].items():
+        row = [cell(c, i == 0) for i, c in enumerate(parts["dev"])]
+        lines.append(f"| {SWEPT[config]} | " + " | ".join(row) + " |")
+    for config in timed:
+        if config in sweep["configs"]:
+            row = [f"{c['seconds']:.1f}" if "seconds" in c else "-"
+                   for c in sweep["configs"][config]["dev"]]  # fmt: skip
+            lines.append(f"| {SWEPT[config]}, seconds to parse dev | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+for _option, _timed in [("prune", ("em16", "best")), ("coarse-beam", ("em16", "best")),
+                        ("outside-cut", ("em16", "best")), ("bracket-threshold", ())]:  # fmt: skip
+    table(f"parse-{_option}")(
+        lambda figures, option=_option, timed=_timed: sweep_table(figures, option, timed)
+    )
+
+
+def bundle_sweep(figures: Path, option: str) -> str:
+    """One bundle's sweep of ``--option`` on dev and test: strict F1 (trees changed against
+    the first value) and the whole command's seconds (``parse_settings.py``)."""
+    sweep = records.read("parse_settings", figures)["sweeps"][option]
+    heads = [f"**{v}** (the default)" if v == sweep["default"] else v for v in sweep["values"]]
+    ((config, parts),) = sweep["configs"].items()
+    lines = [f"| {SWEPT[config]}, `--{option}` | " + " | ".join(heads) + " |",
+             "|---|" + "---|" * len(heads)]  # fmt: skip
+    for part in ("dev", "test"):
+        cells = [f2(c["f1"]) if i == 0 else f"{f2(c['f1'])} ({c['changed']})"
+                 for i, c in enumerate(parts[part])]  # fmt: skip
+        lines.append(f"| {part} strict F1 | " + " | ".join(cells) + " |")
+    for part in ("dev", "test"):
+        cells = [f"{c['seconds']:.1f}" for c in parts[part]]
+        lines.append(f"| {part}, seconds (whole command, `--jobs 1`) | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+for _option in ("product-prune", "combine"):
+    table(f"parse-{_option}")(lambda figures, option=_option: bundle_sweep(figures, option))
+
+
+@table("parse-decode")
+def parse_decode(figures: Path) -> str:
+    """Each model decoded every way, dev / test strict F1; the decoder ``auto`` gives the
+    model is marked, the best on dev in bold (``parse_settings.py``)."""
+    sweep = records.read("parse_settings", figures)["sweeps"]["decode"]
+    values = sweep["values"][1:]  # the first is auto: the others' trees are compared with it
+    lines = ["| model | " + " | ".join(f"`{v}`" for v in values) + " |",
+             "|---|" + "---|" * len(values)]  # fmt: skip
+    for config, parts in sweep["configs"].items():
+        dev, test = parts["dev"][1:], parts["test"][1:]
+        cells = []
+        for d, t in zip(dev, test, strict=True):
+            cell = "-" if "error" in d else f"{f2(d['f1'])} / {f2(t['f1'])}"
+            own = "error" not in d and d["changed"] == 0 and t["changed"] == 0
+            cells.append(f"{cell} (auto)" if own else cell)
+        best = max((i for i, c in enumerate(dev) if "f1" in c), key=lambda i: dev[i]["f1"])
+        cells[best] = f"**{cells[best]}**"
+        lines.append(f"| {SWEPT[config]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# --- the papers' other experiments: docs/experiments/ ----------------------------------
+
+
+def lm_table(figures: Path, name: str) -> str:
+    """``lm_table2.py``'s table of the record ``name``, at every m it ran."""
+    import lm_table2
+
+    data = records.read(name, figures)
+    states = sorted({row["states"] for row in data["rows"]})
+    return lm_table2.markdown(data, states).rstrip()
+
+
+@table("brown")
+def brown(figures: Path) -> str:
+    """Table 2 of Cohen & Collins's pivot paper on Brown, beside the paper's (``lm_table2.py``)."""
+    return lm_table(figures, "lm_brown")
+
+
+@table("unmix-error")
+def unmix_error(figures: Path) -> str:
+    """UNMIX's parameter error against the number of sentences (``unmix_error.py``)."""
+    import unmix_error
+
+    return unmix_error.error_table(records.read("unmix_error", figures))
+
+
+@table("unmix-timings")
+def unmix_timings(figures: Path) -> str:
+    import unmix_error
+
+    return unmix_error.timing_table(records.read("unmix_error", figures))
+
+
+@table("unmix-lengths")
+def unmix_lengths(figures: Path) -> str:
+    import unmix_error
+
+    difference = unmix_error.lengths_difference(records.read("unmix_error", figures))
+    return (
+        "PCFG-IE: sentences of length 3, `L_max = 3` (longer ones add nothing: with `L_max = "
+        f"10` the estimates on the same 10^6 sentences differ by {difference:.2e} at most)."
+    )
+
+
+@table("wcfg-dyck")
+def wcfg_dyck(figures: Path) -> str:
+    """The Dyck language, section 5.2 of Bailly et al. (``wcfg_dyck.py``)."""
+    import wcfg_dyck
+
+    return wcfg_dyck.markdown(records.read("wcfg_dyck", figures)).rstrip()
+
+
+@table("wcfg-wsj10")
+def wcfg_wsj10(figures: Path) -> str:
+    """Tables 1 and 2 of Bailly et al. on WSJ10 (``wcfg_wsj10.py``)."""
+    import wcfg_wsj10
+
+    return wcfg_wsj10.markdown(records.read("wcfg_wsj10", figures)).rstrip()
 
 
 # --- other languages: docs/experiments/languages.md -----------------------------------

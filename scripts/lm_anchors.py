@@ -22,12 +22,12 @@ train`` does), then:
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from records import provenance, write
 
 from lpcfg_cli.lm.aggregate import (
     AggregateEMOptions,
@@ -117,6 +117,7 @@ def main() -> int:
     ap.add_argument("--states", default="16,256", help="values of m")
     ap.add_argument("--seeds", default="0", help="seeds")
     ap.add_argument("--out", default="out/lm_anchors", help="writes OUT.md and OUT.json")
+    ap.add_argument("--json", type=Path, default=None, help="also write the record here")
     args = ap.parse_args()
     folder = Path(args.data)
     train = read_corpus(folder / "train.txt")
@@ -137,7 +138,8 @@ def main() -> int:
         + markdown(rows)
     )
     out.with_suffix(".md").write_text(text, encoding="utf-8")
-    out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    for path in [out.with_suffix(".json"), *([args.json] if args.json else [])]:
+        write(path, {**provenance(), "pure": PURE, "rows": rows})
     print(text)
     return 0
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from records import provenance, write
 
 from lpcfg_cli.lm import kneserney
 from lpcfg_cli.lm.aggregate import OPTIONS, fit_aggregate
@@ -129,6 +130,12 @@ def main() -> int:
     ap.add_argument("--data", default=None, help="folder written by lm_data.py (data/CORPUS)")
     ap.add_argument("--out", default=None, help="writes OUT.md and OUT.json (out/lm_CORPUS)")
     ap.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="also write the record here (docs/figures/lm_brown.json)",
+    )
+    ap.add_argument(
         "--min-count",
         type=int,
         default=None,
@@ -172,7 +179,8 @@ def main() -> int:
         result["corpus"] = args.corpus
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+        for path in [out.with_suffix(".json"), *([args.json] if args.json else [])]:
+            write(path, {**provenance(), **result})
         out.with_suffix(".md").write_text(sizes_markdown(result))
         print(sizes_markdown(result))
         return 0
@@ -236,7 +244,8 @@ def main() -> int:
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    for path in [out.with_suffix(".json"), *([args.json] if args.json else [])]:
+        write(path, {**provenance(), **result})
     out.with_suffix(".md").write_text(markdown(result, states))
     print(markdown(result, states))
     if args.plot:

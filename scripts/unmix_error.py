@@ -26,13 +26,12 @@ and ``unmix_error.json`` to ``--out``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from records import provenance
+from records import provenance, write
 
 from lpcfg_cli.topology_models import families as fam
 from lpcfg_cli.topology_models import mixing as mx
@@ -118,12 +117,76 @@ def _row(name: str, sizes: list[int], errors: list[list[float]]) -> str:
     return f"| {name} | " + " | ".join(cells) + f" | {_slope(sizes, errors):+.2f} |"
 
 
+def error_table(result: dict) -> str:
+    """Median (min-max) error per size and the log-log slope, per learner, from the record
+    this script writes (``doc_tables.py`` draws the docs' table with it)."""
+    sizes, pcfg = result["sizes"], result["pcfg_ie"]
+    name = f"pcfg-ie d={pcfg['d']} k={pcfg['k']}"
+    return "\n".join([
+        "| learner | " + " | ".join(f"n = {n:.0e}" for n in sizes) + " | slope |",
+        "|" + "---|" * (len(sizes) + 2),
+        _row(f"{name} s={pcfg['separation']}, best of {result['taus']} tau (`--taus "
+             f"{result['taus']}`, the default)", sizes, pcfg["errors"]["best tau"]),
+        _row(f"{name} s={pcfg['separation']}, one tau (the paper's)", sizes,
+             pcfg["errors"]["one tau"]),
+        _row(f"{name} uniform (s=0), best tau", sizes, result["pcfg_ie_uniform"]["errors"]),
+        _row(f"dep-ies d={result['dep_ies']['d']} uniform", sizes, result["dep_ies"]["errors"]),
+    ])  # fmt: skip
+
+
+def timing_table(result: dict) -> str:
+    """The run times of one unmix and of sampling, from the record."""
+    seconds = {k.removesuffix(", s"): v for k, v in result["timings"].items() if k.endswith(", s")}
+    return "\n".join(
+        ["| timing (`scripts/unmix_error.py`) | seconds |", "|---|---|"]
+        + [f"| {k} | {v:.3g} |" for k, v in seconds.items()]
+    )
+
+
+def lengths_difference(result: dict) -> float:
+    """The largest difference between the PCFG-IE estimates with L_max = 10 and 3 on the
+    same 10^6 sentences of lengths 3..10."""
+    return next(v for k, v in result["timings"].items() if k.startswith("largest entry"))
+
+
+def markdown(result: dict) -> str:
+    runs = result["models"] * result["seeds"]
+    m = result["mixing_matrix_10"]
+    return "\n".join([
+        "# UNMIX parameter error against the number of sentences",
+        "",
+        "Largest absolute parameter error after matching states: median (min-max) over "
+        f"{result['models']} random models x {result['seeds']} samples ({runs} runs; uniform "
+        f"PCFG-IE: {result['models']} x 1). Slope: least-squares log-log fit over every run "
+        "(1/sqrt(n): -0.5).",
+        "",
+        error_table(result),
+        "",
+        "PCFG-IE: sentences of length 3, L_max = 3. DEP-IES: lengths 2 and 3, half each.",
+        "",
+        f"Mixing matrix, L_max = 10: {m['shape'][0]} x {m['shape'][1]} (paper: 990 x 2376), "
+        f"rank {m['rank']}; e_Psi2 residual {m['residual']:.1e}; pinv(M)'s Psi2 row weighs "
+        f"lengths {tuple(m['uses'])}.",
+        "",
+        timing_table(result),
+        "",
+        f"Total run time {result['seconds']:.0f} s.",
+        "",
+    ])  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--models", type=int, default=5, help="random models per learner")
     ap.add_argument("--seeds", type=int, default=3, help="samples per model and size")
     ap.add_argument("--out", default="results/unmix", help="folder for the .md and .json")
+    ap.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="also write the record here (docs/figures/unmix_error.json)",
+    )
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     start = time.perf_counter()
@@ -133,45 +196,8 @@ def main() -> int:
     timings = _timings()
     rows, keys, m = mx.mixing_matrix(10)
     check = um.check_row_space(10, tuple(range(3, 11)))
-    runs = args.models * args.seeds
-    head = "| learner | " + " | ".join(f"n = {n:.0e}" for n in sizes) + " | slope |"
-    lines = [
-        "# UNMIX parameter error against the number of sentences",
-        "",
-        "Largest absolute parameter error after matching states: median (min-max) over "
-        f"{args.models} random models x {args.seeds} samples ({runs} runs; uniform PCFG-IE: "
-        f"{args.models} x 1). Slope: least-squares log-log fit over every run (1/sqrt(n): "
-        "-0.5).",
-        "",
-        head,
-        "|" + "---|" * (len(sizes) + 2),
-        _row(
-            f"pcfg-ie d={D_PCFG} k={K_PCFG} s={SEPARATION}, best of {N_TAU} tau",
-            sizes,
-            sep["best tau"],
-        ),
-        _row(
-            f"pcfg-ie d={D_PCFG} k={K_PCFG} s={SEPARATION}, one tau (paper)", sizes, sep["one tau"]
-        ),
-        _row(f"pcfg-ie d={D_PCFG} k={K_PCFG} uniform (s=0), best tau", sizes, uniform["best tau"]),
-        _row(f"dep-ies d={D_DEP} uniform", sizes, dep),
-        "",
-        "PCFG-IE: sentences of length 3, L_max = 3. DEP-IES: lengths 2 and 3, half each.",
-        "",
-        f"Mixing matrix, L_max = 10: {m.shape[0]} x {m.shape[1]} (paper: 990 x 2376), rank "
-        f"{check['rank']}; e_Psi2 residual {check['residual']:.1e}; pinv(M)'s Psi2 row "
-        f"weighs lengths {check['uses']}.",
-        "",
-        "| timing | value |",
-        "|---|---|",
-        *[f"| {k} | {v:.3g} |" for k, v in timings.items()],
-        "",
-        f"Total run time {time.perf_counter() - start:.0f} s.",
-        "",
-    ]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "unmix_error.md").write_text("\n".join(lines))
     result = {
         "sizes": sizes,
         "models": args.models,
@@ -191,9 +217,13 @@ def main() -> int:
         "dep_ies": {"d": D_DEP, "errors": dep, "slope": _slope(sizes, dep)},
         "mixing_matrix_10": {"shape": list(m.shape), **check, "uses": list(check["uses"])},
         "timings": timings,
+        "taus": N_TAU,
+        "seconds": time.perf_counter() - start,
     }
-    (out / "unmix_error.json").write_text(json.dumps({**provenance(), **result}, indent=1) + "\n")
-    print("\n".join(lines))
+    for path in [out / "unmix_error.json", *([args.json] if args.json else [])]:
+        write(path, {**provenance(), **result})
+    (out / "unmix_error.md").write_text(markdown(result))
+    print(markdown(result))
     return 0
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import math
 import sys
 import time
@@ -41,7 +40,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from records import provenance
+from records import provenance, write
 
 from lpcfg_cli.parsing.workers import process_map
 from lpcfg_cli.wcfg import automaton
@@ -189,6 +188,12 @@ def markdown(result: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("results/wcfg"))
+    ap.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="also write the record here (docs/figures/wcfg_dyck.json)",
+    )
     ap.add_argument("--sample", type=int, default=4000, help="training sentences (paper: 4,000)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument(
@@ -222,9 +227,8 @@ def main() -> int:
     result = run(args)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "wcfg_dyck.json").write_text(
-        json.dumps({**provenance(), **result}, indent=1) + "\n"
-    )
+    for path in [args.out / "wcfg_dyck.json", *([args.json] if args.json else [])]:
+        write(path, {**provenance(), **result})
     (args.out / "wcfg_dyck.md").write_text(markdown(result))
     print(markdown(result))
     print(f"{result['seconds']} s", file=sys.stderr)

@@ -24,7 +24,6 @@ Writes ``wcfg_wsj10.md`` and ``wcfg_wsj10.json`` to ``--out``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
@@ -32,6 +31,7 @@ from functools import partial
 from pathlib import Path
 
 from nltk.tag.mapping import map_tag
+from records import provenance, write
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.parsing.workers import process_map
@@ -47,6 +47,31 @@ from lpcfg_cli.wcfg.distances import expected_l1
 
 PAPER_TABLE1 = "1x11,6x14,12x18,18x22,24x26,30x29,36x34,42x37,48x41,54x45,60x48"
 PAPER_TABLE2 = "1x11,6x14,12x18,18x22,24x26"
+# The paper's Table 1: size of H (rows, columns), observation and inside-outside
+# constraints per basis. Its 42 x 37 row reads "3,638" rows in the extracted text, fewer
+# than the 27,989 of the basis before it: a garbled figure (36,38x?), marked "?".
+PAPER_SIZES = {
+    "1x11": (39, 159, 34, 1_626),
+    "6x14": (1_163, 764, 146, 6_360),
+    "12x18": (4_462, 2_239, 322, 25_374),
+    "18x22": (9_124, 4_149, 479, 52_524),
+    "24x26": (15_755, 6_858, 657, 89_718),
+    "30x29": (19_801, 8_545, 769, 112_374),
+    "36x34": (27_989, 11_682, 916, 156_690),
+    "42x37": ("3,638?", 15_026, 1_035, 200_346),
+    "48x41": (45_192, 18_235, 1_157, 244_398),
+    "54x45": (53_741, 21_196, 1_281, 284_466),
+    "60x48": (60_844, 23_890, 1_382, 318_354),
+}
+# The paper's Table 2: expected L1 on the training set per basis and number of states.
+PAPER_L1 = {
+    "1x11": {5: 1.265e-3},
+    "6x14": {5: 7.06e-4, 10: 6.92e-4},
+    "12x18": {5: 7.30e-4, 10: 6.28e-4, 15: 6.01e-4},
+    "18x22": {5: 7.31e-4, 10: 6.29e-4, 15: 5.84e-4, 20: 5.59e-4},
+    "24x26": {5: 7.35e-4, 10: 6.39e-4, 15: 5.88e-4, 20: 5.31e-4},
+    "30x29": {5: 7.34e-4, 10: 6.41e-4, 15: 5.86e-4, 20: 5.30e-4},
+}
 
 
 def tags(tree: Tree) -> list[str]:
@@ -152,24 +177,34 @@ def run(args: argparse.Namespace) -> dict:
         "table2_build_seconds": builds,
         "table1": table1,
         "table2": table2,
+        "paper": {"table1": PAPER_SIZES, "table2": PAPER_L1},
     }
 
 
+def _n(x: int | str) -> str:
+    return f"{x:,}" if isinstance(x, int) else x
+
+
 def markdown(result: dict) -> str:
+    """Tables 1 and 2 beside the paper's (its figures in brackets, and its Table 2 below)."""
+    paper = result.get("paper", {"table1": {}, "table2": {}})
     lines = [
         f"WSJ10 of the Penn Treebank sample: {result['sentences']} sentences "
         f"({result['distinct']} distinct) over {len(result['alphabet'])} universal tags.",
         "",
-        "Table 1 (problem sizes):",
+        "Table 1 (problem sizes; the paper's in brackets):",
         "",
         "| basis | size of H | obs. (observed strings; + unseen set to 0) | i/o constraints |",
         "|---|---|---|---|",
     ]
     for r in result["table1"]:
+        p = paper["table1"].get(r["basis"])
+        size, obs, io = (
+            (f" ({_n(p[0])} x {_n(p[1])})", f" ({_n(p[2])})", f" ({_n(p[3])})") if p else ("",) * 3
+        )
         lines.append(
-            f"| {r['basis']} | {r['rows']:,} x {r['cols']:,} | {r['observed']:,} "
-            f"(+ {r['zero_observations']:,}) | "
-            f"{r['io_constraints']:,} |"
+            f"| {r['basis']} | {r['rows']:,} x {r['cols']:,}{size} | {r['observed']:,} "
+            f"+ {r['zero_observations']:,}{obs} | {r['io_constraints']:,}{io} |"
         )
     states = sorted({r["states"] for r in result["table2"]})
     bases = list(dict.fromkeys(r["basis"] for r in result["table2"]))
@@ -197,12 +232,25 @@ def markdown(result: dict) -> str:
             )
         build = result["table2_build_seconds"][b]
         lines.append(f"| {b} | {build:.0f} s | " + " | ".join(row) + " |")
+    if paper["table2"]:
+        lines += ["", "The paper's Table 2:", "", "| basis / n | " + " | ".join(map(str, states))
+                  + " |", "|---|" + "---|" * len(states)]  # fmt: skip
+        for b, by in paper["table2"].items():
+            by = {int(k): v for k, v in by.items()}  # JSON keys are strings
+            row = [f"{by[n]:.3e}" if n in by else "" for n in states]
+            lines.append(f"| {b} | " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("results/wcfg"))
+    ap.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="also write the record here (docs/figures/wcfg_wsj10.json)",
+    )
     ap.add_argument("--table1", default=PAPER_TABLE1, help="bases OUTSxINS, comma-separated")
     ap.add_argument("--table2", default=PAPER_TABLE2, help="bases OUTSxINS, comma-separated")
     ap.add_argument(
@@ -222,7 +270,8 @@ def main() -> int:
         return 2
     result["seconds"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "wcfg_wsj10.json").write_text(json.dumps(result, indent=1) + "\n")
+    for path in [args.out / "wcfg_wsj10.json", *([args.json] if args.json else [])]:
+        write(path, {**provenance(), **result})
     (args.out / "wcfg_wsj10.md").write_text(markdown(result))
     print(markdown(result))
     print(f"{result['seconds']} s", file=sys.stderr)

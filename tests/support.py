@@ -90,12 +90,17 @@ TREE = (
 
 def load_script(name: str) -> ModuleType:
     """``scripts/NAME.py`` as a module (the scripts are files, not a package), registered
-    in ``sys.modules`` as an import would be (dataclasses look their module up there)."""
+    in ``sys.modules`` as an import would be (dataclasses look their module up there), with
+    the scripts' folder on the path while it loads."""
     spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(SCRIPTS))  # the scripts import each other (records, bench_parse)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SCRIPTS))
     return module
 
 

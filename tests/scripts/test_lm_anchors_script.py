@@ -50,7 +50,9 @@ def test_runs_on_a_planted_corpus_with_anchors(tmp_path: Path) -> None:
         timeout=120,
     )
     assert res.returncode == 0, res.stderr
-    (row,) = json.loads((tmp_path / "out.json").read_text())
+    record = json.loads((tmp_path / "out.json").read_text())
+    assert record["command"].startswith("python scripts/lm_anchors.py")
+    (row,) = record["rows"]
     assert row["m"] == 3 and row["next_word_anchors"]["states_with_anchor"] == 3
     for start in ("em", "pivot+em", "em_s_fitted_r", "em_r_pivot_s"):
         assert row[start]["best"] < 10  # every word has 3 successors: perplexity near 3-4

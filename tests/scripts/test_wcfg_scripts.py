@@ -1,5 +1,6 @@
-"""The issue-17 reproduction scripts run end to end on tiny settings and write their tables
-(the full runs are in the README; these keep the commands from rotting)."""
+"""The WCFG reproduction scripts run end to end on tiny settings and write their tables and
+records (the full runs are on docs/experiments/wcfg.md; these keep the commands from
+rotting)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ def test_dyck(tmp_path: Path) -> None:
     )  # fmt: skip
     assert set(got["l1_mean"]) == {"spectral WFA", "supervised spectral", "unsupervised spectral"}
     assert 0 < got["l1_mean"]["supervised spectral"]["0.05"] < 2
+    assert len(got["commit"]["commit"]) == 40  # provenance
 
 
 def test_dyck_jobs(tmp_path: Path) -> None:
@@ -100,3 +102,8 @@ def test_wsj10(tmp_path: Path, ptb_split) -> None:
     assert got["table1"][0]["basis"] == "1x11"
     assert got["sentences"] == 555  # WSJ10 of the 3,914-tree sample
     assert 0 < got["table2"][0]["expected_l1"] < 1
+    # the paper's tables travel in the record, and the table shows them beside ours
+    assert got["paper"]["table1"]["1x11"] == [39, 159, 34, 1626]
+    table = (tmp_path / "wcfg_wsj10.md").read_text()
+    assert "| 1x11 | 15 x 138 (39 x 159) |" in table and "| 1x11 | 1.265e-03 |" in table
+    assert got["command"].startswith("python scripts/wcfg_wsj10.py")  # provenance
