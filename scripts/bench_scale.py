@@ -181,8 +181,7 @@ def main() -> int:
         fh.write(text)
     record = {**provenance(java=bool(args.berkeley)), "trees": args.trees,
               "max_words": args.max_words, "rows": rows}  # fmt: skip
-    for path in [out / "scale.json", *([args.json] if args.json else [])]:
-        write(path, record)
+    write(out / "scale.json", record, also=args.json)
     print(text)
     return 0
 

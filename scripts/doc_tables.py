@@ -549,22 +549,28 @@ SWEPT = {"standard": "treebank PCFG", "em16": "em16", "pivot_em16": "pivot_em16"
          "best": "`configs/best.toml`"}  # fmt: skip
 
 
+def sweep_head(sweep: dict, first: str) -> list[str]:
+    """A sweep table's header: its values, the default in bold."""
+    heads = [f"**{v}** (the default)" if v == sweep["default"] else v for v in sweep["values"]]
+    return [f"| {first} | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+
+
+def sweep_cells(runs: list[dict]) -> list[str]:
+    """Strict F1 per value, the trees changed against the first in brackets ("-": refused)."""
+    return [
+        "-" if "error" in c else f2(c["f1"]) if i == 0 else f"{f2(c['f1'])} ({c['changed']})"
+        for i, c in enumerate(runs)
+    ]
+
+
 def sweep_table(figures: Path, option: str, timed: tuple[str, ...] = ("em16",)) -> str:
     """Dev strict F1 per model and value of ``--option`` (trees changed against the first
     value in brackets), and the whole dev parse's seconds for the models ``timed``
     (``parse_settings.py``)."""
     sweep = records.read("parse_settings", figures)["sweeps"][option]
-    heads = [f"**{v}** (the default)" if v == sweep["default"] else v for v in sweep["values"]]
-    lines = [f"| `--{option}` | " + " | ".join(heads) + " |",
-             "|---|" + "---|" * len(heads)]  # fmt: skip
-
-    def cell(c: dict, first: bool) -> str:
-        if "error" in c:
-            return "-"
-        return f2(c["f1"]) if first else f"{f2(c['f1'])} ({c['changed']})"
-
+    lines = sweep_head(sweep, f"`--{option}`")
     for config, parts in sweep["configs"].items():
-        row = [cell(c, i == 0) for i, c in enumerate(parts["dev"])]
+        row = sweep_cells(parts["dev"])
         lines.append(f"| {SWEPT[config]} | " + " | ".join(row) + " |")
     for config in timed:
         if config in sweep["configs"]:
@@ -585,14 +591,10 @@ def bundle_sweep(figures: Path, option: str) -> str:
     """One bundle's sweep of ``--option`` on dev and test: strict F1 (trees changed against
     the first value) and the whole command's seconds (``parse_settings.py``)."""
     sweep = records.read("parse_settings", figures)["sweeps"][option]
-    heads = [f"**{v}** (the default)" if v == sweep["default"] else v for v in sweep["values"]]
     ((config, parts),) = sweep["configs"].items()
-    lines = [f"| {SWEPT[config]}, `--{option}` | " + " | ".join(heads) + " |",
-             "|---|" + "---|" * len(heads)]  # fmt: skip
+    lines = sweep_head(sweep, f"{SWEPT[config]}, `--{option}`")
     for part in ("dev", "test"):
-        cells = [f2(c["f1"]) if i == 0 else f"{f2(c['f1'])} ({c['changed']})"
-                 for i, c in enumerate(parts[part])]  # fmt: skip
-        lines.append(f"| {part} strict F1 | " + " | ".join(cells) + " |")
+        lines.append(f"| {part} strict F1 | " + " | ".join(sweep_cells(parts[part])) + " |")
     for part in ("dev", "test"):
         cells = [f"{c['seconds']:.1f}" for c in parts[part]]
         lines.append(f"| {part}, seconds (whole command, `--jobs 1`) | " + " | ".join(cells) + " |")

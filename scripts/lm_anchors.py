@@ -138,8 +138,7 @@ def main() -> int:
         + markdown(rows)
     )
     out.with_suffix(".md").write_text(text, encoding="utf-8")
-    for path in [out.with_suffix(".json"), *([args.json] if args.json else [])]:
-        write(path, {**provenance(), "pure": PURE, "rows": rows})
+    write(out.with_suffix(".json"), {**provenance(), "pure": PURE, "rows": rows}, also=args.json)
     print(text)
     return 0
 

@@ -179,8 +179,7 @@ def main() -> int:
         result["corpus"] = args.corpus
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        for path in [out.with_suffix(".json"), *([args.json] if args.json else [])]:
-            write(path, {**provenance(), **result})
+        write(out.with_suffix(".json"), {**provenance(), **result}, also=args.json)
         out.with_suffix(".md").write_text(sizes_markdown(result))
         print(sizes_markdown(result))
         return 0
@@ -244,8 +243,7 @@ def main() -> int:
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    for path in [out.with_suffix(".json"), *([args.json] if args.json else [])]:
-        write(path, {**provenance(), **result})
+    write(out.with_suffix(".json"), {**provenance(), **result}, also=args.json)
     out.with_suffix(".md").write_text(markdown(result, states))
     print(markdown(result, states))
     if args.plot:

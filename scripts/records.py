@@ -83,12 +83,14 @@ def provenance(java: bool = False) -> dict:
     }
 
 
-def write(path: Path | str, record: dict) -> Path:
-    """Write ``record`` to ``path`` whole or not at all (indented JSON, a final newline)."""
+def write(path: Path | str, record: dict, also: Path | str | None = None) -> Path:
+    """Write ``record`` to ``path`` whole or not at all (indented JSON, a final newline),
+    and to ``also`` too when given (a script's ``--json``: the record kept in the docs)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(path) as fh:
-        fh.write(json.dumps(record, indent=1) + "\n")
+    for target in [path, *([Path(also)] if also else [])]:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_output(target) as fh:
+            fh.write(json.dumps(record, indent=1) + "\n")
     return path
 
 

@@ -220,8 +220,7 @@ def main() -> int:
         "taus": N_TAU,
         "seconds": time.perf_counter() - start,
     }
-    for path in [out / "unmix_error.json", *([args.json] if args.json else [])]:
-        write(path, {**provenance(), **result})
+    write(out / "unmix_error.json", {**provenance(), **result}, also=args.json)
     (out / "unmix_error.md").write_text(markdown(result))
     print(markdown(result))
     return 0

@@ -227,8 +227,7 @@ def main() -> int:
     result = run(args)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    for path in [args.out / "wcfg_dyck.json", *([args.json] if args.json else [])]:
-        write(path, {**provenance(), **result})
+    write(args.out / "wcfg_dyck.json", {**provenance(), **result}, also=args.json)
     (args.out / "wcfg_dyck.md").write_text(markdown(result))
     print(markdown(result))
     print(f"{result['seconds']} s", file=sys.stderr)

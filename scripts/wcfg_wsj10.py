@@ -270,8 +270,7 @@ def main() -> int:
         return 2
     result["seconds"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    for path in [args.out / "wcfg_wsj10.json", *([args.json] if args.json else [])]:
-        write(path, {**provenance(), **result})
+    write(args.out / "wcfg_wsj10.json", {**provenance(), **result}, also=args.json)
     (args.out / "wcfg_wsj10.md").write_text(markdown(result))
     print(markdown(result))
     print(f"{result['seconds']} s", file=sys.stderr)
