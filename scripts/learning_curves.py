@@ -3,7 +3,9 @@
 cycle (splitmerge), from `lpcfg train --log` of the shipped configs on the standard split.
 
 Each config is trained as shipped, with ``--dev`` scored after every iteration
-(``--dev-f1-every 1`` where the method takes it), its log kept in ``OUT/NAME.jsonl``; the
+(``--dev-f1-every 1`` where the method takes it) and no early stop (``--patience`` as large
+as the iterations: the shipped configs stop after 2 dev scores without improvement, which
+would cut the curve where early iterations are level), its log kept in ``OUT/NAME.jsonl``; the
 figure (``--plot PATH``) shows dev F1 and the train log-likelihood per step, one line per config,
 and marks the step each run keeps.
 
@@ -31,7 +33,8 @@ EVERY = {"em", "pivot+em"}
 def train(config: str, data: Path, out: Path, jobs: str) -> Path:
     """Train ``configs/CONFIG.toml`` on ``data`` with a log; returns the log's path."""
     path = CONFIGS / f"{config}.toml"
-    method = tomllib.loads(path.read_text(encoding="utf-8"))["train"]["method"]
+    settings = tomllib.loads(path.read_text(encoding="utf-8"))["train"]
+    method = settings["method"]
     log = out / f"{config}.jsonl"
     command = [
         sys.executable, "-m", "lpcfg_cli", "train", "--config", str(path),
@@ -39,7 +42,7 @@ def train(config: str, data: Path, out: Path, jobs: str) -> Path:
         "--log", str(log), "-o", str(out / f"{config}.npz"), "-q",
     ]  # fmt: skip
     if method in EVERY:
-        command += ["--dev-f1-every", "1"]
+        command += ["--dev-f1-every", "1", "--patience", str(settings["iterations"])]
     subprocess.run(command, check=True)
     (out / f"{config}.npz").unlink()
     return log
@@ -70,6 +73,22 @@ def curves(logs: dict[str, list[dict]]) -> list[Panel]:
     return [f1, ll]
 
 
+def summary(logs: dict[str, list[dict]]) -> list[dict]:
+    """Per config: the steps it ran, dev F1 after the first, the best step and its F1 (the
+    one the run keeps), and dev F1 after the last."""
+    rows = []
+    for name, records in logs.items():
+        step = "cycle" if "cycle" in records[0] else "iteration"
+        scored = [r for r in records if r.get("dev_f1") is not None]
+        best = max(scored, key=lambda r: r["dev_f1"])
+        rows.append({
+            "config": name, "unit": step, "steps": len(records),
+            "first": scored[0]["dev_f1"], "best_step": best[step], "best": best["dev_f1"],
+            "last": scored[-1]["dev_f1"],
+        })  # fmt: skip
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="data", help="folder written by `make data`")
@@ -91,7 +110,8 @@ def main() -> int:
                    key=lambda r: r["dev_f1"], default=None)  # fmt: skip
         print(f"{config}: {len(logs[config])} steps, best dev F1 {best and best['dev_f1']}")
     if args.plot:
-        print(draw(args.plot, curves(logs), "Learning curves on the standard split"))
+        title = "Learning curves on the standard split"
+        print(draw(args.plot, curves(logs), title, data={"runs": summary(logs)}))
     return 0
 
 

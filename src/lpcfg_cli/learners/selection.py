@@ -124,7 +124,11 @@ class StoppingOptions:
     dev_f1_every: int = hyper(
         5, "With --dev: parse and score the dev set every N EM iterations.", min=1
     )
-    patience: int = 2  # dev scores without improvement before stopping
+    patience: int = hyper(
+        2,
+        "With --dev: stop after this many dev F1 scores without improvement (em, pivot+em).",
+        min=1,
+    )
 
     def __post_init__(self) -> None:
         check(self)
