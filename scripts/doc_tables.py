@@ -465,6 +465,22 @@ def table1_times(figures: Path) -> str:
     return table1.times_markdown(table, states)
 
 
+@table("learning-curves")
+def learning_curves(figures: Path) -> str:
+    """Each learning curve's first, best and last dev F1 (``learning_curves.py``)."""
+    runs = records.read("learning_curves", figures)["data"]["runs"]
+    lines = [
+        "| config | steps run | dev F1 after the first | best (kept) | dev F1 after the last |",
+        "|---|---|---|---|---|",
+    ]
+    for r in runs:
+        lines.append(
+            f"| `{r['config']}` | {r['steps']} {r['unit']}s | {f2(r['first'])} "
+            f"| {f2(r['best'])} ({r['unit']} {r['best_step']}) | {f2(r['last'])} |"
+        )
+    return "\n".join(lines)
+
+
 @table("scale")
 def scale(figures: Path) -> str:
     """Every learner trained on the sampled full-treebank-size set (``bench_scale.py``)."""
@@ -642,6 +658,31 @@ def lm_table(figures: Path, name: str) -> str:
 def brown(figures: Path) -> str:
     """Table 2 of Cohen & Collins's pivot paper on Brown, beside the paper's (``lm_table2.py``)."""
     return lm_table(figures, "lm_brown")
+
+
+@table("brown-prior")
+def brown_prior(figures: Path) -> str:
+    """MAP EM on Brown, beside the run without the prior (``lm_table2.py --prior 5``)."""
+    import lm_table2
+
+    prior, without = records.read("lm_brown_prior", figures), records.read("lm_brown", figures)
+    return lm_table2.prior_markdown(prior, without).rstrip()
+
+
+@table("brown-sizes")
+def brown_sizes(figures: Path) -> str:
+    """Training time against corpus size on Brown (``lm_table2.py --fractions``)."""
+    import lm_table2
+
+    return lm_table2.sizes_markdown(records.read("lm_brown_sizes", figures)).rstrip()
+
+
+@table("brown-anchors")
+def brown_anchors(figures: Path) -> str:
+    """The pivot method's anchors in EM's solution (``lm_anchors.py``)."""
+    import lm_anchors
+
+    return lm_anchors.markdown(records.read("lm_anchors", figures)["rows"]).rstrip()
 
 
 @table("unmix-error")

@@ -20,10 +20,6 @@ OPTION_TABLES = ("| option |", "| `--method` | what it is |", "| `--decode` | ob
 UNRECORDED = {
     ("docs/experiments/lm-standin.md", "| nltk corpus |"): "its corpora download only",
     ("docs/experiments/lm-standin.md", "| | 0.25 of train |"): "its corpora download only",
-    # their scripts write records (--json) that are not made yet
-    ("docs/experiments/brown.md", "| `--prior 5` |"): "lm_table2.py --prior 5 --json",
-    ("docs/experiments/brown.md", "| m | EM | pivot+EM |"): "lm_anchors.py --json",
-    ("docs/experiments/brown.md", "| | 0.25 of train |"): "lm_table2.py --fractions --json",
     # their KL cells are checked against the figures' JSON below
     ("docs/experiments/wcfg.md", "| method | 10^2 |"): "wcfg_kl.json",
     ("docs/experiments/wcfg.md", "| method | 10^3 |"): "wcfg_kl_3x6.json",
