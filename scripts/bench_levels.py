@@ -39,13 +39,13 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from lpcfg_cli.engine.batching import SPAN_BUDGET, blocks
 from lpcfg_cli.engine.latent import inside_pass, lexical_items, outside_pass
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.parsing.tiers import BlockParser
 from lpcfg_cli.treebank.ptb import format_tree
-from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks
 
 Row = dict[str, float | int | str]
 
@@ -62,10 +62,10 @@ def gemm_gflops() -> float:
 
 
 def run(
-    parser: Parser,
+    parser: BlockParser,
     sentences: list[list[str]],
     gold: list[str],
-    pruner: Parser | str | None,
+    pruner: BlockParser | str | None,
     threshold: float,
 ) -> Row:
     """Parse ``sentences`` as the parser's batches do, with ``pruner`` (an intermediate
@@ -128,11 +128,11 @@ def main() -> int:
     thresholds = [float(x) for x in args.thresholds.split(",")]
     rows = []
     with threadpool_limits(1):
-        parser = Parser(LPCFG.load(args.model))
+        parser = BlockParser(LPCFG.load(args.model))
         parser.warm_up()
-        pruners: list[tuple[str, Parser | str | None]] = [("coarse only", None)]
+        pruners: list[tuple[str, BlockParser | str | None]] = [("coarse only", None)]
         for path in filter(None, args.intermediate.split(",")):
-            mid = Parser(LPCFG.load(path))
+            mid = BlockParser(LPCFG.load(path))
             if mid.grammar.symbols != parser.grammar.symbols:
                 raise SystemExit(f"{path}: not a model of {args.model}'s treebank grammar")
             mid.warm_up()

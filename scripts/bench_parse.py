@@ -56,7 +56,7 @@ from lpcfg_cli.grammar.training_data import prepare
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.arranged_cache import ENV as CACHE_ENV
-from lpcfg_cli.parsing.streaming import parse_sentences
+from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.treebank.binarize import BinarizeOptions
 from lpcfg_cli.treebank.ptb import read_treebank
 from lpcfg_cli.treebank.tree import words
@@ -339,8 +339,10 @@ def plot_by_length(path: str, table: dict, model: str) -> Path:
 def efficiency(model_path: str, sentences: list[list[str]]) -> dict:
     """The latent pass's rate inside one parsing process (one BLAS thread)."""
     model = LPCFG.load(model_path)
-    parse_sentences(model, sentences[:5])  # compiled kernels loaded, caches warm
-    _, stats = parse_sentences(model, sentences)
+    list(Parser(model).parse(sentences[:5]))  # compiled kernels loaded, caches warm
+    parser = Parser(model)
+    list(parser.parse(sentences))
+    stats = parser.stats
     rate = stats.latent_flops / stats.latent_seconds / 1e9 if stats.latent_seconds else 0.0
     return {
         "latent_gflop": stats.latent_flops / 1e9,

@@ -45,7 +45,7 @@ def main(data: str, models: str, sentences: int, output: str) -> None:
     from lpcfg_cli.engine import dispatch
     from lpcfg_cli.engine.jit import numba_notation
     from lpcfg_cli.model.lpcfg import LPCFG
-    from lpcfg_cli.parsing.parser import Parser, ParserOptions
+    from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 
     calls: dict[str, set[tuple[str, ...]]] = collections.defaultdict(set)
     plain_call = dispatch.Kernel.__call__
@@ -68,7 +68,7 @@ def main(data: str, models: str, sentences: int, output: str) -> None:
     for path in models.split(","):
         model = LPCFG.load(path)
         for options in variants:
-            Parser(model, ParserOptions(**options)).parse(text[:sentences])
+            BlockParser(model, ParserOptions(**options)).parse(text[:sentences])
             print(f"{path} {options}: {sum(map(len, calls.values()))} signatures", file=sys.stderr)
     lines = [HEADER]
     for name in sorted(calls):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import nltk
+import numpy as np
 import pytest
 from nltk.parse.api import ParserI
 
@@ -51,8 +52,11 @@ def test_train_parse_print_and_score(treebank):
     assert all(isinstance(t, nltk.Tree) for t in printed)
     assert [t.leaves() for t in printed] == sentences
     gold = lp.trees_from_text("(S (NP (DT the) (NN cat)) (VP (VBD sat)))" + TINY_TREES[2])
-    figures = lp.evaluate(gold, trees).all.figures()
+    result = lp.evaluate(gold, trees)
+    figures = result.all.figures()
     assert figures["sentences"] == 2 and figures["strict_fmeasure"] == 100.0
+    assert result.strict_f1 == result.all.strict_f1 == figures["strict_fmeasure"]
+    assert result.f1 == figures["fmeasure"] and result.all.tagging_accuracy == 100.0
     assert len(lp.read_trees(treebank / "train.mrg")) == len(TINY_TREES)
 
 
@@ -67,6 +71,21 @@ def test_every_parsing_method_trains_with_its_options_dataclass(treebank, tmp_pa
     assert [lp.format_tree(t) for t in lp.parse(again, [["the", "dog", "ran"]])] == [
         lp.format_tree(t) for t in lp.parse(model, [["the", "dog", "ran"]])
     ]
+
+
+def test_a_learner_is_built_from_its_options(treebank):
+    data = lp.prepare([str(treebank / "train.mrg")], lp.binarization("em"))
+    by_options = lp.learner(lp.EMOptions(states=2, iterations=2, seed=3))
+    by_name = lp.learner("em", states=2, iterations=2, seed=3)
+    assert by_options.option_values() == by_name.option_values()
+    first, second = by_options.fit(data), by_name.fit(data)
+    assert np.array_equal(first.lexical, second.lexical)
+    assert lp.learner(lp.SpectralOptions(states=4)).method == "spectral"
+    assert lp.learner(lp.AggregateEMOptions(states=4)).method == "em"  # the lm family's
+    with pytest.raises(lp.ParameterError, match="KNOptions are the options of kn2, kn3"):
+        lp.learner(lp.KNOptions())
+    with pytest.raises(TypeError, match="method must be a method's name or the options"):
+        lp.learner(3)
 
 
 def test_trees_in_memory_train_too(treebank):
@@ -161,9 +180,9 @@ def test_parse_refuses_what_is_not_a_token_list(pcfg, sentences, error, message)
 
 
 def test_parse_checks_its_arguments_when_called(pcfg):
-    with pytest.raises(TypeError, match="model must be a parsing model"):
+    with pytest.raises(TypeError, match="model must be a model file's path or a parsing model"):
         lp.parse(None, [["the"]])
-    with pytest.raises(TypeError, match="model must be a parsing model"):
+    with pytest.raises(TypeError, match="model must be an LPCFG or a model file's path"):
         lp.NltkParser(None)
     for jobs, error in [(0, ValueError), (-1, ValueError), ("2", TypeError), (True, TypeError)]:
         with pytest.raises(error, match="jobs must be"):

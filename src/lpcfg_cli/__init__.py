@@ -6,15 +6,17 @@ The public API. Train a model from a treebank file, parse token lists, evaluate:
 
     model = lp.train("train.mrg", method="pcfg")  # or "em", "spectral", "pivot+em"...
     trees = list(lp.parse(model, [["The", "cat", "sat", "."], ["Dogs", "bark", "."]]))
+    # lp.parse("em16.npz", ...) takes a model file; lp.score(model, sentences) gives each
+    # sentence's probability; lp.Parser(model, jobs=2) runs both and keeps statistics.
     print(lp.format_tree(trees[0]))              # (S (NP (DT The) (NN cat)) ...)
     print(lp.to_nltk(trees[0]))                  # an nltk.Tree
     result = lp.evaluate(lp.read_trees("gold.mrg"), trees)
-    print(result.all.figures()["strict_fmeasure"])
+    print(result.strict_f1)                      # result.all.figures(): every figure
 
 A learner of any method, with its options dataclass, and dev trees to select on::
 
     em = lp.learner("em", states=16, iterations=40)        # options by name, or:
-    em = lp.learner("em", **vars(lp.EMOptions(states=16)))
+    em = lp.learner(lp.EMOptions(states=16))
     data = lp.prepare(["train.mrg"], lp.binarization("em"))
     model = em.fit(data, dev=lp.read_dev_trees(["dev.mrg"]))
     lp.save_model(model, "em16.npz")
@@ -90,11 +92,13 @@ _LAZY = {
     "save_model": "lpcfg_cli.learners.registry",
     # parsing
     "Parser": "lpcfg_cli.parsing.parser",
+    "parse": "lpcfg_cli.parsing.parser",
+    "score": "lpcfg_cli.parsing.parser",
+    "ParseResult": "lpcfg_cli.parsing.tiers",
+    "SentenceScore": "lpcfg_cli.parsing.parser",
     "ArrangedModel": "lpcfg_cli.parsing.arranged",
     "arrange": "lpcfg_cli.parsing.arranged_cache",
     "ParserOptions": "lpcfg_cli.parsing.parser_options",
-    "StreamParser": "lpcfg_cli.parsing.streaming",
-    "parse": "lpcfg_cli.parsing.streaming",
     "NltkParser": "lpcfg_cli.parsing.nltk_parser",
     # evaluation
     "evaluate": "lpcfg_cli.treebank.evaluation",

@@ -453,7 +453,7 @@ def test_internal_errors_are_one_line(d, monkeypatch):
     def broken(*_args, **_kwargs):
         raise ValueError("something\nunexpected")
 
-    monkeypatch.setattr(parse, "StreamParser", broken)
+    monkeypatch.setattr(parse, "Parser", broken)
     res = invoke("parse", str(d / "pcfg.npz"), str(d / "x.txt"))
     one_error(res, "internal error (ValueError: something unexpected); please report it")
     monkeypatch.setenv("LPCFG_DEBUG", "1")

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpcfg_cli.cli import score_command as score
 from lpcfg_cli.engine.string_charts import StringScorer
 from lpcfg_cli.grammar.indexed import single_symbol_grammar
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.parsing import parser as front
 from tests.support import invoke
 
 TREES = [
@@ -110,13 +110,12 @@ def test_score_matches_the_library(d, name):
 
 def test_score_streams_in_blocks(d, monkeypatch):
     whole = invoke("score", d / "m.npz", d / "in.txt").stdout
-    monkeypatch.setattr(score, "BLOCK_SENTENCES", 2)
+    monkeypatch.setattr(front, "SCORE_BLOCK", 2)
     assert invoke("score", d / "m.npz", d / "in.txt").stdout == whole
-    monkeypatch.setattr(score, "BLOCK_SENTENCES", 1000)
-    monkeypatch.setattr(score, "BLOCK_SPANS", 5)  # every sentence a block of its own
+    monkeypatch.setattr(front, "SCORE_BLOCK", 1000)
+    monkeypatch.setattr(front, "SPAN_BUDGET", 5)  # every sentence a block of its own
     assert invoke("score", d / "m.npz", d / "in.txt").stdout == whole
     assert invoke("score", d / "m.npz", stdin=(d / "in.txt").read_text()).stdout == whole
-    assert len(list(score.blocks([["a"] * 3] * 7))) == 7
 
 
 def test_negative_values_of_a_tensor_form_model(tmp_path):
@@ -145,7 +144,7 @@ def test_score_errors_are_one_line_and_output_is_atomic(d, tmp_path, monkeypatch
     out.write_text("precious\n")
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"a b\nb a\n\xff a\n")
-    monkeypatch.setattr(score, "BLOCK_SENTENCES", 1)  # the first lines are written first
+    monkeypatch.setattr(front, "SCORE_BLOCK", 1)  # the first lines are written first
     res = invoke("score", d / "m.npz", bad, "-o", out)
     assert (res.exit_code, res.stderr) == (2, f"lpcfg: error: {bad}:3: invalid UTF-8 (byte 0xff)\n")
     assert out.read_text() == "precious\n" and sorted(tmp_path.iterdir()) == [bad, out]

@@ -80,12 +80,12 @@ def models(tmp_path_factory):
 PARSE = """
 import os, sys
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.parser import Parser, ParserOptions
+from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 from lpcfg_cli.treebank.ptb import format_tree
 model = LPCFG.load(sys.argv[1])
 text = [line.split() for line in open(sys.argv[2])]
 for decode in sys.argv[3:]:
-    for r in Parser(model, ParserOptions(decode=decode)).parse(text):
+    for r in BlockParser(model, ParserOptions(decode=decode)).parse(text):
         print(format_tree(r.tree) if r.tree is not None else "-")
 print(sorted(m for m in ("numba", "llvmlite", "scipy.linalg") if m in sys.modules))
 """

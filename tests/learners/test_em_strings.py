@@ -32,7 +32,7 @@ from lpcfg_cli.learners.pcfg import string_pcfg
 from lpcfg_cli.learners.split import random_model
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.parsing.parser import Parser, ParserOptions
+from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 from lpcfg_cli.treebank.tree import iter_nodes, leaves
 from tests.support import binary_trees, brute_force, short_sentences
 
@@ -278,12 +278,12 @@ def test_a_symbol_with_lexical_and_binary_rules_goes_everywhere(tmp_path):
     assert model.check_probabilistic() < 1e-6  # the file's float32
     for decode in ("max-marginal", "max-rule-product", "variational"):
         for prune in (0.0, 3e-4):
-            parser = Parser(model, ParserOptions(prune=prune, decode=decode))
+            parser = BlockParser(model, ParserOptions(prune=prune, decode=decode))
             results = parser.parse([["a", "b", "b", "a"], ["b"], []])
             assert results[0].fallback is None and leaves(results[0].tree) == list("abba")
             assert {n.label() for n in iter_nodes(results[0].tree)} == {"X"}
             assert results[1].tree.label() == "X" and results[2].tree is None
-    fallback = Parser(model).fallback(["a", "b"], "test")
+    fallback = BlockParser(model).fallback(["a", "b"], "test")
     assert leaves(fallback.tree) == ["a", "b"]
     for tree in sample_trees(model, 5, seed=1):
         assert {n.label() for n in iter_nodes(tree)} == {"X"}

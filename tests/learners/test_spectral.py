@@ -189,14 +189,14 @@ def test_parser_survives_parameters_beyond_float32(truth):
     """Scaling every binary tensor by c scales every tree of an n-word sentence by c^(n-1):
     the marginals and parses do not change. At c = 1e25 float32 would overflow; the parser
     must notice and give the same trees, with no fallback."""
-    from lpcfg_cli.parsing.parser import Parser
+    from lpcfg_cli.parsing.tiers import BlockParser
 
     trees = sample_trees(truth, 800, seed=12)
     grammar, bank = build_grammar(trees[:700], rare=0)
     model = SpectralEstimator(grammar, bank, trees[:700]).model(2)
     sentences = [leaves(t) for t in trees[700:]]
-    plain = [r.tree for r in Parser(model).parse(sentences)]
+    plain = [r.tree for r in BlockParser(model).parse(sentences)]
     model.binary *= 1e25
-    parser = Parser(model)
+    parser = BlockParser(model)
     scaled = [r.tree for r in parser.parse(sentences)]
     assert scaled == plain and parser.stats.fallbacks == 0

@@ -15,7 +15,7 @@ import pytest
 from lpcfg_cli.grammar.training_data import prepare
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.backoff import coarser_pcfg, expected_counts
-from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.parsing.tiers import BlockParser
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import BinarizeOptions
 from lpcfg_cli.treebank.ptb import format_tree
@@ -107,7 +107,7 @@ def test_expected_counts_are_the_treebank_counts(tmp_path):
 
 def test_sentence_only_the_projection_covers_is_parsed_with_it(tmp_path):
     annotated = _pcfg(tmp_path, 2)
-    parser = Parser(annotated)
+    parser = BlockParser(annotated)
     covered, uncovered = "he sees it all".split(), "he sees the dog".split()
     results = parser.parse([covered, uncovered])
     assert results[0].backoff is None and results[0].fallback is None
@@ -117,7 +117,7 @@ def test_sentence_only_the_projection_covers_is_parsed_with_it(tmp_path):
     assert parser.stats.backoffs == 1 and parser.stats.fallbacks == 0
     # The coarser grammar's parser gives the same tree; it backs off once more, to the
     # default binarization, which has no coarser grammar.
-    plain = Parser(coarser_pcfg(annotated))
+    plain = BlockParser(coarser_pcfg(annotated))
     assert plain.backoff is not None and plain.backoff.backoff is None
     assert format_tree(plain.parse([uncovered])[0].tree) == format_tree(results[1].tree)
 
@@ -126,7 +126,7 @@ def test_what_no_projection_covers_is_glued_not_backed_off(tmp_path):
     """A sentence not even the projection covers (two words no rule combines) is not
     counted as backed off: the parser's third tier glues its pieces (``parsing.glue``)."""
     annotated = _pcfg(tmp_path, 2)
-    parser = Parser(annotated)
+    parser = BlockParser(annotated)
     result = parser.parse([". .".split()])[0]
     assert result.fallback is None and result.backoff is None and result.pieces == 2
     assert format_tree(result.tree) == "(S (. .) (. .))"

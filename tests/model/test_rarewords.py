@@ -13,7 +13,7 @@ from lpcfg_cli.grammar.lexicon import is_signature
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.rarewords import restore
-from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.parsing.tiers import BlockParser
 from lpcfg_cli.treebank.tree import is_preterminal, iter_nodes, leaves
 from tests.support import fit_em, latent_trees
 
@@ -103,7 +103,7 @@ def test_a_restored_word_has_rules_only_where_its_tag_was_seen(trained):
 
 def test_the_parser_knows_restored_words_and_smooths_them_freely(trained):
     trees, em, _ = trained
-    parser = Parser(em[0])
+    parser = BlockParser(em[0])
     lexicon = parser.grammar.lexicon
     rare = em[0].grammar.rare_words.words[0]
     entries = lexicon.lookup_weighted(rare, 1)

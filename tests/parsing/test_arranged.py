@@ -19,7 +19,7 @@ from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.parsing import arranged_cache
 from lpcfg_cli.parsing.arranged import ATTRIBUTES, MAGIC, ArrangedModel, _data_start
-from lpcfg_cli.parsing.parser import Parser, ParserOptions
+from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 from lpcfg_cli.treebank.ptb import format_tree
 from lpcfg_cli.treebank.tree import leaves
 from tests.support import fit_em, invoke, lpcfg
@@ -45,7 +45,7 @@ def models():
 def _parses(model, sentences, options=None):
     return [
         format_tree(r.tree) if r.tree is not None else "()"
-        for r in Parser(model, options).parse(sentences)
+        for r in BlockParser(model, options).parse(sentences)
     ]
 
 
@@ -268,7 +268,7 @@ def test_the_parse_command_uses_the_cache(models, cache, tmp_path):
     assert second.exit_code == 0 and second.stdout == first.stdout
     expected = [
         format_tree(r.tree, root="TOP") if r.tree is not None else "()"
-        for r in Parser(em).parse(sentences)
+        for r in BlockParser(em).parse(sentences)
     ]
     assert first.stdout.splitlines() == expected
 

@@ -12,7 +12,7 @@ from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
-from lpcfg_cli.parsing.parser import Parser, ParserOptions
+from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 from lpcfg_cli.treebank.tree import iter_nodes, leaves
 from tests.support import fit_em
 
@@ -45,7 +45,7 @@ def test_the_parser_keeps_no_model_once_built():
     from the parser: their latent parameters would sit beside the arranged grammars'
     copies for the parser's lifetime. It still parses and falls back."""
     model, sentences = model_and_sentences()
-    parser = Parser(model)
+    parser = BlockParser(model)
     ref = weakref.ref(model)
     del model
     gc.collect()
@@ -57,16 +57,16 @@ def test_the_parser_keeps_no_model_once_built():
 
 def test_thresholds_loosen_to_no_pruning():
     model, _ = model_and_sentences()
-    assert Parser(model, ParserOptions(prune=1e-5)).thresholds() == [1e-5, 1e-8, 0.0]
-    assert Parser(model, ParserOptions(prune=0.0)).thresholds() == [0.0]
+    assert BlockParser(model, ParserOptions(prune=1e-5)).thresholds() == [1e-5, 1e-8, 0.0]
+    assert BlockParser(model, ParserOptions(prune=0.0)).thresholds() == [0.0]
 
 
 def test_a_chart_pruned_bare_is_retried_looser_and_parses_as_without_pruning():
     """At threshold 1 no multi-word item survives; every such sentence is retried, and the
     final trees are those of the unpruned parser (the last threshold is 0)."""
     model, sentences = model_and_sentences()
-    bare = Parser(model, ParserOptions(prune=1.0))
-    unpruned = Parser(model, ParserOptions(prune=0.0))
+    bare = BlockParser(model, ParserOptions(prune=1.0))
+    unpruned = BlockParser(model, ParserOptions(prune=0.0))
     got = bare.parse(sentences)
     want = unpruned.parse(sentences)
     long = sum(len(s) > 1 for s in sentences)
@@ -78,13 +78,13 @@ def test_a_chart_pruned_bare_is_retried_looser_and_parses_as_without_pruning():
 
 def test_fallback_tags_each_word_and_keeps_every_word():
     model, sentences = model_and_sentences()
-    parser = Parser(model)
+    parser = BlockParser(model)
     words = sentences[0] + ["never-seen-word"]
     res = parser.fallback(words, "testing")
     assert res.fallback == "testing"
     assert leaves(res.tree) == words
     assert all(len(leaf) == 1 for leaf in res.tree)  # flat: pre-terminal over each word
-    too_long = Parser(model, ParserOptions(max_length=2)).parse([sentences[0]])[0]
+    too_long = BlockParser(model, ParserOptions(max_length=2)).parse([sentences[0]])[0]
     assert too_long.fallback and leaves(too_long.tree) == sentences[0]
     assert np.all([not t.label().startswith("@") for t in iter_nodes(res.tree)])
 
@@ -104,10 +104,10 @@ def test_the_coarse_beam_prunes_before_a_latent_pass_only():
     pcfg = train_pcfg(grammar, bank, {})
     kept = {}
     for beam in (0.0, 0.3, 1.0):
-        parser = Parser(em, ParserOptions(coarse_beam=beam))
+        parser = BlockParser(em, ParserOptions(coarse_beam=beam))
         kept[beam] = len(parser.coarse_pass(layout, sentences)[1])
         assert all(r.fallback is None for r in parser.parse(sentences))
-        bare = Parser(pcfg, ParserOptions(coarse_beam=beam))
+        bare = BlockParser(pcfg, ParserOptions(coarse_beam=beam))
         assert not bare.latent
         kept["pcfg", beam] = len(bare.coarse_pass(layout, sentences)[1])
     assert kept[1.0] < kept[0.3] < kept[0.0]
@@ -120,7 +120,7 @@ def test_a_sentence_whose_beamed_chart_has_no_latent_parse_is_parsed_without_the
     """Should the beam's coarse chart hold no latent parse of a sentence (here: a stand-in
     pass that keeps only the words' items whenever it beams), the sentence is parsed again
     without the beam, to the trees of an unbeamed parser, not to a fallback."""
-    import lpcfg_cli.parsing.parser as parser_module
+    import lpcfg_cli.parsing.tiers as parser_module
 
     real = parser_module.coarse_posteriors
 
@@ -133,9 +133,9 @@ def test_a_sentence_whose_beamed_chart_has_no_latent_parse_is_parsed_without_the
 
     monkeypatch.setattr(parser_module, "coarse_posteriors", words_only_when_beamed)
     model, sentences = model_and_sentences()
-    beamed = Parser(model, ParserOptions(coarse_beam=0.3))
+    beamed = BlockParser(model, ParserOptions(coarse_beam=0.3))
     got = beamed.parse(sentences)
-    want = Parser(model, ParserOptions(coarse_beam=0.0)).parse(sentences)
+    want = BlockParser(model, ParserOptions(coarse_beam=0.0)).parse(sentences)
     assert all(r.fallback is None for r in got)
     assert [r.tree for r in got] == [r.tree for r in want]
     assert beamed.stats.retries >= sum(len(s) > 1 for s in sentences) > 0
@@ -147,7 +147,7 @@ def test_the_outside_cut_applies_before_a_latent_pass_only_and_retries_exactly(m
     the cut posteriors hold no latent parse (here: a stand-in pass that keeps only the words'
     items whenever it cuts), the sentence is parsed again on exact posteriors, to the trees
     of a parser without the cut."""
-    import lpcfg_cli.parsing.parser as parser_module
+    import lpcfg_cli.parsing.tiers as parser_module
 
     real = parser_module.coarse_posteriors
     real_outside = parser_module.outside_pass
@@ -168,20 +168,20 @@ def test_the_outside_cut_applies_before_a_latent_pass_only_and_retries_exactly(m
     model, sentences = model_and_sentences()
     layout = SpanLayout([len(s) for s in sentences])
     options = ParserOptions(prune=1e-2, outside_cut=0.5)
-    kept = len(Parser(model, options).coarse_pass(layout, sentences, cut=5e-3)[1])
-    assert kept < len(Parser(model, options).coarse_pass(layout, sentences)[1])
+    kept = len(BlockParser(model, options).coarse_pass(layout, sentences, cut=5e-3)[1])
+    assert kept < len(BlockParser(model, options).coarse_pass(layout, sentences)[1])
     monkeypatch.setattr(parser_module, "coarse_posteriors", words_only_when_cut)
     monkeypatch.setattr(parser_module, "outside_pass", recorded_outside)
-    cut = Parser(model, options)
+    cut = BlockParser(model, options)
     got = cut.parse(sentences)
     assert cuts[0] == 5e-3 and 0.0 in cuts
     assert latent_cuts[0] == 5e-3 and 0.0 in latent_cuts
-    want = Parser(model, ParserOptions(prune=1e-2, outside_cut=0.0)).parse(sentences)
+    want = BlockParser(model, ParserOptions(prune=1e-2, outside_cut=0.0)).parse(sentences)
     assert all(r.fallback is None for r in got)
     assert [r.tree for r in got] == [r.tree for r in want]
     assert [r.threshold for r in got] == [r.threshold for r in want]
     assert cut.stats.retries >= sum(len(s) > 1 for s in sentences) > 0
     cuts.clear()
-    bare = Parser(train_pcfg(*build_grammar(sample_trees(model, 50, seed=1)), {}), options)
+    bare = BlockParser(train_pcfg(*build_grammar(sample_trees(model, 50, seed=1)), {}), options)
     bare.parse(sentences[:3])
     assert cuts and set(cuts) == {0.0}

@@ -12,8 +12,8 @@ from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.model.sampling import random_lpcfg
 from lpcfg_cli.parsing.decoders import Brackets, best_labels, bracket_labels, goodman_trees
 from lpcfg_cli.parsing.dev_f1 import DevF1
-from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.parsing.parser_options import ParserOptions, resolve_decoder
+from lpcfg_cli.parsing.tiers import BlockParser
 from lpcfg_cli.treebank.binarize import debinarize
 from lpcfg_cli.treebank.tree import Tree, leaves
 from tests.support import binary_trees, run_latent, short_sentences
@@ -176,9 +176,9 @@ def test_auto_decodes_as_the_model_file_says():
     )
     assert resolve_decoder(ParserOptions(decode="max-bracket"), random.decoders()) == "max-bracket"
     sentences = short_sentences(em, 12, 8, seed=5)
-    results = Parser(em, ParserOptions(prune=0.0)).parse(sentences)
+    results = BlockParser(em, ParserOptions(prune=0.0)).parse(sentences)
     assert all(r.fallback is None and r.tree is not None for r in results)
-    same = Parser(em.bundle(em), ParserOptions(prune=0.0, combine="mean")).parse(sentences)
+    same = BlockParser(em.bundle(em), ParserOptions(prune=0.0, combine="mean")).parse(sentences)
     assert [str(r.tree) for r in same] == [str(r.tree) for r in results]
 
 
@@ -187,11 +187,14 @@ def test_dev_f1_decodes_as_the_learner_fitting_the_model_will(monkeypatch):
     the first one to ask (a chain's, pivot+em's, for its EM step)."""
     seen = []
 
-    def parse(model, sentences, options, jobs=1):
-        seen.append(options.decode)
-        return [], None
+    class Recording:
+        def __init__(self, model, options, jobs=1):
+            seen.append(options.decode)
 
-    monkeypatch.setattr("lpcfg_cli.parsing.dev_f1.parse_sentences", parse)
+        def trees(self, sentences):
+            return iter([])
+
+    monkeypatch.setattr("lpcfg_cli.parsing.dev_f1.Parser", Recording)
     dev = DevTrees(paths=(), gold=[], sentences=[], trees=[], scorer=DevF1())
     model = random_lpcfg(inter=2, pre=2, words=4, states=2, seed=1)
     model = replace(model, meta={})  # a model in the making

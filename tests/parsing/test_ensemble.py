@@ -17,9 +17,9 @@ from lpcfg_cli.engine.latent import (
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing import parser as parser_module
+from lpcfg_cli.parsing import tiers as parser_module
 from lpcfg_cli.parsing.decoders import max_rule_trees
-from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine
+from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions, combine
 from lpcfg_cli.treebank.binarize import debinarize
 from lpcfg_cli.treebank.ptb import format_tree
 from lpcfg_cli.treebank.tree import Tree, leaves
@@ -41,7 +41,9 @@ def models(tmp_path_factory):
 
 def _trees(model: LPCFG, d, how: str = "product") -> list[str]:
     sentences = [line.split() for line in (d / "test.txt").read_text().splitlines()]
-    return [format_tree(r.tree) for r in Parser(model, ParserOptions(combine=how)).parse(sentences)]
+    return [
+        format_tree(r.tree) for r in BlockParser(model, ParserOptions(combine=how)).parse(sentences)
+    ]
 
 
 def test_a_bundle_of_a_model_with_itself_parses_as_the_model(models):
@@ -125,8 +127,8 @@ def test_members_share_chunk_plans_with_the_same_parses(models, decode):
     own planned pass."""
     both = LPCFG.load(models / "em1.npz").bundle(LPCFG.load(models / "em2.npz"))
     sentences = [line.split() for line in (models / "test.txt").read_text().splitlines()]
-    shared = Parser(both, ParserOptions(decode=decode))
-    alone = Parser(both, ParserOptions(decode=decode))
+    shared = BlockParser(both, ParserOptions(decode=decode))
+    alone = BlockParser(both, ParserOptions(decode=decode))
     assert shared.shared_plans
     alone.shared_plans = False
     assert [format_tree(r.tree) for r in shared.parse(sentences)] == [
@@ -155,13 +157,13 @@ def test_a_product_prunes_its_later_members_by_the_first(models):
     sentences = [line.split() for line in (models / "test.txt").read_text().splitlines()]
     flops, retries = {}, {}
     for prune in (0.0, 1e-2, 0.9):
-        parser = Parser(both, ParserOptions(product_prune=prune))
+        parser = BlockParser(both, ParserOptions(product_prune=prune))
         results = parser.parse(sentences)
         assert all(r.fallback is None for r in results)
         flops[prune], retries[prune] = parser.stats.latent_flops, parser.stats.retries
     assert flops[1e-2] < flops[0.0]
     assert retries[0.0] == 0 and retries[0.9] > 0
-    mean = Parser(both, ParserOptions(combine="mean", product_prune=0.9))
+    mean = BlockParser(both, ParserOptions(combine="mean", product_prune=0.9))
     assert mean.product_prune == 0.0  # only a product may drop what one member rules out
 
 
@@ -264,7 +266,7 @@ def test_rule_decoders_combine_the_members_rules_over_the_same_items(
 
     monkeypatch.setattr(parser_module, "anchored_rules", rules_spy)
     monkeypatch.setattr(parser_module, "max_rule_trees", decoder_spy)
-    parser = Parser(both, ParserOptions(decode=decode, combine=how, product_prune=1e-2))
+    parser = BlockParser(both, ParserOptions(decode=decode, combine=how, product_prune=1e-2))
     results = parser.parse(sentences)
     assert parser.stats.retries == 0 and all(r.fallback is None for r in results)
     assert len(passes) == 2 and len(decoded) == 1  # one batch, one pass per member

@@ -14,7 +14,7 @@ from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.model.sampling import random_lpcfg
 from lpcfg_cli.parsing.combine import rules_over
 from lpcfg_cli.parsing.decoders import max_rule_trees
-from lpcfg_cli.parsing.parser import Parser, ParserOptions, combine_rules
+from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions, combine_rules
 from lpcfg_cli.treebank.ptb import format_tree
 from lpcfg_cli.treebank.tree import Tree
 from tests.support import labelled_trees, latent_tree_prob, lexical_triples, short_sentences
@@ -162,12 +162,12 @@ def test_parser_decodes_max_rule_trees_for_single_models_ensembles_and_pcfgs(dec
     model = random_lpcfg(inter=4, pre=3, words=6, states=3, rules_per_symbol=5, seed=5)
     sentences = short_sentences(model, 12, 8, seed=5)
     opts = ParserOptions(decode=decode, prune=0.0)
-    alone = Parser(model, opts).parse(sentences)
+    alone = BlockParser(model, opts).parse(sentences)
     assert all(r.fallback is None for r in alone)
-    twice = Parser(model.bundle(model), opts).parse(sentences)
+    twice = BlockParser(model.bundle(model), opts).parse(sentences)
     assert [str(r.tree) for r in twice] == [str(r.tree) for r in alone]
     pcfg = random_lpcfg(inter=4, pre=3, words=6, states=1, rules_per_symbol=5, seed=5)
-    results = Parser(pcfg, opts).parse(short_sentences(pcfg, 12, 8, seed=5))
+    results = BlockParser(pcfg, opts).parse(short_sentences(pcfg, 12, 8, seed=5))
     assert all(r.fallback is None and r.tree is not None for r in results)
 
 

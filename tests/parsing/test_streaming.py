@@ -11,13 +11,8 @@ import pytest
 from lpcfg_cli.files.streams import PAUSE
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.streaming import (
-    MIN_SHARE,
-    SERIAL_BLOCK,
-    StreamParser,
-    balanced_share,
-    cost,
-)
+from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.parsing.streaming import MIN_SHARE, SERIAL_BLOCK, balanced_share, cost
 from lpcfg_cli.parsing.workers import Workers
 from tests.support import fit_em, lpcfg, synthetic_treebank
 
@@ -113,7 +108,7 @@ def test_the_stream_reads_a_bounded_distance_ahead(latent, jobs):
                 consumed += 1
                 yield s.split()
 
-    stream = StreamParser(LPCFG.load(latent / "m.npz"), jobs=jobs, block=20)
+    stream = Parser(LPCFG.load(latent / "m.npz"), jobs=jobs, block=20)
     results = stream.parse(endless())
     first = [next(results) for _ in range(50)]
     assert all(r.tree is not None for r in first)
@@ -125,8 +120,8 @@ BLAS_CHECK = """
 import sys
 from threadpoolctl import threadpool_info, threadpool_limits
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.parser import Parser
-parser = Parser(LPCFG.load(sys.argv[1]))
+from lpcfg_cli.parsing.tiers import BlockParser
+parser = BlockParser(LPCFG.load(sys.argv[1]))
 sentences = [line.split() for line in open(sys.argv[2])][:20]
 with threadpool_limits(1):
     parser.parse(sentences)
@@ -184,12 +179,12 @@ def test_workers_get_balanced_shares_of_an_input_that_ends_within_the_window(lat
     handed = []
     submit = Workers.submit
     monkeypatch.setattr(Workers, "submit", lambda w, n, b: handed.append(b) or submit(w, n, b))
-    two = list(StreamParser(model, jobs=2).parse(sentences))
+    two = list(Parser(model, jobs=2).parse(sentences))
     assert len(handed) == 2
     assert handed[0] + handed[1] == sentences  # a prefix each: results stream in order
     loads = sorted(sum(cost(s) for s in block) for block in handed)
     assert loads[1] - loads[0] <= max(cost(s) for s in sentences)
-    one = list(StreamParser(model, jobs=1).parse(sentences))
+    one = list(Parser(model, jobs=1).parse(sentences))
     assert [str(r.tree) for r in two] == [str(r.tree) for r in one]
 
 
@@ -205,7 +200,7 @@ def test_workers_hand_on_results_before_waiting_for_input(latent):
         past_pause.append(True)
         yield from sentences
 
-    results = StreamParser(LPCFG.load(latent / "m.npz"), jobs=2).parse(typed())
+    results = Parser(LPCFG.load(latent / "m.npz"), jobs=2).parse(typed())
     first = [next(results) for _ in range(len(sentences))]
     assert not past_pause
     assert all(r.tree is not None for r in first)

@@ -21,9 +21,9 @@ from lpcfg_cli.grammar.training_data import prepare
 from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.glue import segment
-from lpcfg_cli.parsing.parser import Parser, ParserOptions
+from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.parsing.smoothed import live_states
-from lpcfg_cli.parsing.streaming import StreamParser
+from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 from lpcfg_cli.treebank.binarize import BinarizeOptions
 from lpcfg_cli.treebank.ptb import format_tree, parse_tree
 from lpcfg_cli.treebank.tree import leaves
@@ -80,7 +80,7 @@ def _words(lines: list[str]) -> list[list[str]]:
 
 
 def test_a_one_word_sentence_whose_chain_was_never_a_root_is_parsed_smoothed(pcfg):
-    parser = Parser(pcfg)
+    parser = BlockParser(pcfg)
     result = parser.parse([[ONE_WORD]])[0]
     assert result.tier == 2 and result.smoothed and result.fallback is None
     assert format_tree(result.tree) == "(NP (PRP he))"
@@ -88,7 +88,7 @@ def test_a_one_word_sentence_whose_chain_was_never_a_root_is_parsed_smoothed(pcf
 
 
 def test_a_known_word_takes_a_tag_it_was_never_seen_with(pcfg):
-    parser = Parser(pcfg)
+    parser = BlockParser(pcfg)
     result = parser.parse([UNSEEN_TAG.split()])[0]
     assert result.tier == 2
     assert format_tree(result.tree) == "(S (NP (DT the) (NN barks)) (VP (VBZ sleeps)) (. .))"
@@ -103,17 +103,17 @@ def test_a_known_word_takes_a_tag_it_was_never_seen_with(pcfg):
     ],
 )
 def test_punctuation_alone_gets_a_parse_and_keeps_its_tags(pcfg, line, tier, tree):
-    parser = Parser(pcfg)
+    parser = BlockParser(pcfg)
     result = parser.parse([line.split()])[0]
     assert result.tier == tier and format_tree(result.tree) == tree
     assert (parser.stats.smoothed, parser.stats.glued) == ((1, 0) if tier == 2 else (0, 1))
 
 
 def test_a_tag_sequence_with_no_derivation_is_glued_from_its_pieces(pcfg):
-    parser = Parser(pcfg)
+    parser = BlockParser(pcfg)
     result = parser.parse([TWO_SENTENCES.split()])[0]
     assert result.tier == 3 and result.pieces == 2
-    alone = [format_tree(r.tree) for r in Parser(pcfg).parse(_words(TWO_SENTENCES_APART))]
+    alone = [format_tree(r.tree) for r in BlockParser(pcfg).parse(_words(TWO_SENTENCES_APART))]
     assert format_tree(result.tree) == f"(S {alone[0]} {alone[1]})"
     assert parser.stats.glued == 1 and parser.stats.fallbacks == 0
 
@@ -141,9 +141,9 @@ def test_sentences_the_grammar_derives_parse_as_without_the_tiers(em, monkeypatc
     """Mixed in one block with sentences of every tier, the sentences the grammar derives
     get the trees they get with tiers 2 and 3 turned off (the parser as it was)."""
     lines = [*DERIVED, ONE_WORD, UNSEEN_TAG, *PUNCTUATION, TWO_SENTENCES, *DERIVED[::-1]]
-    with_tiers = Parser(em).parse(_words(lines))
-    monkeypatch.setattr(Parser, "_beyond_grammar", lambda self, sentences, results: None)
-    without = Parser(em).parse(_words(lines))
+    with_tiers = BlockParser(em).parse(_words(lines))
+    monkeypatch.setattr(BlockParser, "_beyond_grammar", lambda self, sentences, results: None)
+    without = BlockParser(em).parse(_words(lines))
     for line, got, want in zip(lines, with_tiers, without, strict=True):
         if line in DERIVED:
             assert got.tier == want.tier == 1 and got.threshold == want.threshold
@@ -156,7 +156,7 @@ def test_sentences_the_grammar_derives_parse_as_without_the_tiers(em, monkeypatc
 @pytest.mark.parametrize("combine", ["product", "mean"])
 def test_ensembles_and_every_decoder_parse_what_the_grammar_cannot(ensemble, decode, combine):
     lines = [ONE_WORD, UNSEEN_TAG, *PUNCTUATION, TWO_SENTENCES, *DERIVED]
-    parser = Parser(ensemble, ParserOptions(decode=decode, combine=combine))
+    parser = BlockParser(ensemble, ParserOptions(decode=decode, combine=combine))
     results = parser.parse(_words(lines))
     assert [r.tier for r in results] == [2, 2, 3, 2, 2, 3, 1, 1, 1]
     for line, r in zip(lines, results, strict=True):
@@ -165,7 +165,7 @@ def test_ensembles_and_every_decoder_parse_what_the_grammar_cannot(ensemble, dec
 
 
 def test_the_smoothed_grammar_is_built_only_when_a_sentence_needs_it(em):
-    parser = Parser(em)
+    parser = BlockParser(em)
     parser.parse(_words(DERIVED))
     assert "smoothed" not in vars(parser) and "glue" not in vars(parser)
     parser.parse([[ONE_WORD]])
@@ -179,7 +179,7 @@ def test_the_smoothed_grammar_is_built_only_when_a_sentence_needs_it(em):
 
 
 def test_punctuation_keeps_its_own_tags_in_the_smoothed_lexicon(pcfg):
-    parser = Parser(pcfg)
+    parser = BlockParser(pcfg)
     assert [is_punctuation(t) for t in [".", "--", "!", "-LRB-", "(", "$", "dog", "5"]] == [
         True,
         True,
@@ -212,9 +212,9 @@ def test_punctuation_keeps_its_own_tags_in_the_smoothed_lexicon(pcfg):
 
 def test_the_stream_and_workers_give_the_same_results(em, tmp_path):
     lines = [ONE_WORD, *PUNCTUATION, TWO_SENTENCES, *DERIVED, UNSEEN_TAG] * 3
-    one = StreamParser(em, jobs=1)
+    one = Parser(em, jobs=1)
     got = list(one.parse(_words(lines)))
-    two = StreamParser(em, jobs=2, block=4)
+    two = Parser(em, jobs=2, block=4)
     assert [format_tree(r.tree) for r in two.parse(_words(lines))] == [
         format_tree(r.tree) for r in got
     ]
@@ -247,7 +247,7 @@ def test_what_no_latent_model_parses_is_decoded_from_the_smoothed_pcfg(em, monke
     """Should every latent pass find no parse (here: a stand-in that says so), a sentence
     the smoothed treebank PCFG derives is decoded from that pass's posteriors, a parse under
     the model's own coarse grammar, not a fallback."""
-    from lpcfg_cli.parsing import parser as parser_module
+    from lpcfg_cli.parsing import tiers as parser_module
 
     real = parser_module.inside_pass
 
@@ -258,7 +258,7 @@ def test_what_no_latent_model_parses_is_decoded_from_the_smoothed_pcfg(em, monke
 
     monkeypatch.setattr(parser_module, "inside_pass", no_parse)
     lines = [*DERIVED, ONE_WORD]
-    parser = Parser(em)
+    parser = BlockParser(em)
     results = parser.parse(_words(lines))
     assert [r.tier for r in results] == [2, 2, 2, 2]
     assert format_tree(results[0].tree) == "(S (NP (DT the) (NN dog)) (VP (VBZ barks)) (. .))"
@@ -266,7 +266,7 @@ def test_what_no_latent_model_parses_is_decoded_from_the_smoothed_pcfg(em, monke
 
 
 def test_too_long_is_still_a_fallback(pcfg):
-    parser = Parser(pcfg, ParserOptions(max_length=2))
+    parser = BlockParser(pcfg, ParserOptions(max_length=2))
     result = parser.parse([". . .".split()])[0]
     assert result.tier == 4 and result.fallback == "longer than 2 words"
     assert parser.stats.fallbacks == 1 and parser.stats.glued == 0
@@ -289,9 +289,9 @@ def test_dev_trees_are_those_of_the_parser_without_tiers(ptb_split, tmp_path, mo
     odd = [". . .", "--", "!", ". ."]  # none has a derivation
     dev = (data / "dev.txt").read_text().splitlines()
     lines = [line for pair in zip(dev, (odd * len(dev))[: len(dev)], strict=True) for line in pair]
-    parsed = Parser(LPCFG.load(model)).parse(_words(lines))
-    monkeypatch.setattr(Parser, "_beyond_grammar", lambda self, sentences, results: None)
-    plain = Parser(LPCFG.load(model)).parse(_words(lines))
+    parsed = BlockParser(LPCFG.load(model)).parse(_words(lines))
+    monkeypatch.setattr(BlockParser, "_beyond_grammar", lambda self, sentences, results: None)
+    plain = BlockParser(LPCFG.load(model)).parse(_words(lines))
     assert all(r.fallback is None for r in parsed)
     assert all(r.tier in (2, 3) for r in parsed[1::2])
     for got, want in zip(parsed, plain, strict=True):

@@ -19,6 +19,7 @@ from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import given, hyper_options, unused
 from lpcfg_cli.cli.paths import encoding_option, input_path, model_output_option, output_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, quiet_param, report
+from lpcfg_cli.engine.batching import blocks
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
@@ -29,7 +30,7 @@ from lpcfg_cli.lm.corpus import Sentence, read_corpus
 from lpcfg_cli.lm.lm_file import load_model, save_model
 from lpcfg_cli.lm.perplexity import LanguageModel, sentence_scores
 from lpcfg_cli.lm.perplexity import perplexity as text_perplexity
-from lpcfg_cli.treebank.sentences import blocks, read_sentences
+from lpcfg_cli.treebank.sentences import read_sentences
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
 HYPER = list(dict.fromkeys(f.name for _, cls, _ in OWNERS for f, _ in hyper_fields(cls)))

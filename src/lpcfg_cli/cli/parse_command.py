@@ -22,9 +22,9 @@ from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.errors import LpcfgError, raise_if_terminated
 from lpcfg_cli.files.streams import Pause, atomic_output, display_name
-from lpcfg_cli.parsing.arranged_cache import arrange
-from lpcfg_cli.parsing.parser import ParseResult, ParserOptions
-from lpcfg_cli.parsing.streaming import StreamParser
+from lpcfg_cli.parsing.parser import Parser
+from lpcfg_cli.parsing.parser_options import ParserOptions
+from lpcfg_cli.parsing.tiers import ParseResult
 from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import format_tree, read_treebank
@@ -151,7 +151,8 @@ def command(
     if model == "-" and input == "-":
         raise LpcfgError("MODEL and INPUT cannot both be stdin ('-'): give INPUT as a file")
     asked = conventions_from(options)
-    arranged = arrange(model)  # from the cache of arranged models when it holds this one
+    parser = Parser(model, ParserOptions(**options), jobs=usable_jobs(jobs))
+    arranged = parser.arranged  # from the cache of arranged models when it holds this one
     conventions = arranged.conventions
     if any(given(ctx, name) is not None for name in CONVENTIONS_FIELDS):
         if not asked.same_rules(conventions):
@@ -166,10 +167,8 @@ def command(
             unused(
                 ctx, name, "with a single model (it combines an ensemble's models)", refuse=False
             )
-    parse_options = ParserOptions(**options)
     lines: list[int] = []
     sentences = _read_sentences(input, input_kind, encoding, lines, conventions)
-    stream = StreamParser(arranged, parse_options, jobs=usable_jobs(jobs))
     fallbacks: dict[str, list[int]] = {}
     smoothed: list[int] = []  # lines parsed with the smoothed grammar
     glued: dict[int, list[int]] = {}  # lines glued, by number of pieces
@@ -177,7 +176,7 @@ def command(
     # Trees are written as their blocks finish: the first lines appear before the input
     # ends, memory stays flat, and a file given with -o still appears only when complete.
     with bar, atomic_output(output, encoding=encoding) as fh:
-        for number, res in enumerate(stream.parse(sentences, progress=bar.update)):
+        for number, res in enumerate(parser.parse(sentences, progress=bar.update)):
             fh.write(_line(res) + "\n")
             if res.fallback:
                 fallbacks.setdefault(res.fallback, []).append(lines[number])
@@ -188,7 +187,7 @@ def command(
             if output == "-":
                 fh.flush()  # a pipeline downstream sees each tree as soon as it exists
             raise_if_terminated()
-    stats = stream.stats
+    stats = parser.stats
     n = stats.sentences
     rate = n / stats.seconds if stats.seconds > 0 else float("inf")
     report(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lpcfg_cli.engine.batching import blocks
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar, LatentGrammar
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.latent import ItemChart, PlanBudget, PlanCache
@@ -35,7 +36,6 @@ from lpcfg_cli.engine.tokens import RulesByWord, Triples, empty_triples, token_w
 from lpcfg_cli.engine.tree_charts import ExpectedCounts
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
-from lpcfg_cli.treebank.sentences import blocks
 
 # Spans per latent pass: the inside and outside charts of a block hold (items, M) floats.
 MAX_SPANS = 1 << 17
@@ -121,7 +121,7 @@ class StringCharts:
         max_spans: int,
     ) -> StringCharts:
         """Blocks of consecutive sentences of at most ``max_spans`` spans (a longer sentence
-        is a block of its own; ``treebank.sentences.blocks``); ``words(first, layout)`` gives
+        is a block of its own; ``engine.batching.blocks``); ``words(first, layout)`` gives
         a block's (span, word id, weight) triples."""
         n_sym = grammar.n_symbols
         if n_sym > 1 and coarse is None:

@@ -4,7 +4,7 @@ word by its signature, backed off to every signature). The parser and the string
 (``engine.string_charts``) both start from them.
 
 ``smoothed_token_rules`` scores them for the parser's smoothed grammar (the second tier of
-``parsing.parser``, for a sentence the grammar cannot derive): every token but punctuation
+``parsing.tiers``, for a sentence the grammar cannot derive): every token but punctuation
 also backs off to every signature, so that a known word may take an open-class tag it was
 never seen with. The model's own scores (``token_rules``, which ``lpcfg score`` also reads
 through ``token_words``) are not changed by it.

@@ -57,6 +57,16 @@ class EvalResult:
         return rows + [(0, n, 0) for n in self.missing_brackets]
 
     @property
+    def strict_f1(self) -> float:
+        """The strict F-measure over every sentence (``all.strict_f1``)."""
+        return self.all.strict_f1
+
+    @property
+    def f1(self) -> float | None:
+        """EVALB's F-measure over every valid sentence (``all.f1``)."""
+        return self.all.f1
+
+    @property
     def not_scored(self) -> int:
         """Skipped and error sentences, and gold lines with no test line."""
         return self.all.not_scored

@@ -206,6 +206,20 @@ class Block:
         self.missing += 1
         self.strict_gold += gold_brackets
 
+    @property
+    def f1(self) -> float | None:
+        """EVALB's bracketing F-measure over the valid sentences (None where it is 0/0)."""
+        return self.figures()["fmeasure"]  # type: ignore[return-value]
+
+    @property
+    def strict_f1(self) -> float:
+        """The strict F-measure: skipped, failed and missing sentences count as wrong."""
+        return self.figures()["strict_fmeasure"]  # type: ignore[return-value]
+
+    @property
+    def tagging_accuracy(self) -> float:
+        return self.figures()["tagging_accuracy"]  # type: ignore[return-value]
+
     def figures(self) -> dict[str, float | None]:
         """Every figure of the block as numbers (EVALB's, then the strict ones); EVALB's
         F-measure is None where it is 0/0 (``-nan`` in its report)."""

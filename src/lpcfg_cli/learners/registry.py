@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any
 
-from lpcfg_cli.errors import ParameterError
+from lpcfg_cli.errors import ParameterError, ParameterTypeError
 from lpcfg_cli.files.model_file import KINDS, read_model_file
 from lpcfg_cli.files.model_file import LANGUAGE as LANGUAGE_FILE
 from lpcfg_cli.files.model_file import PARSING as PARSING_FILE
@@ -250,6 +250,30 @@ def _spec(method: str, family: str = PARSING) -> Method:
     return methods[method]
 
 
+def method_of(options: Any) -> tuple[str, str]:
+    """(method, family) of the one learner whose options class ``options`` is an instance
+    of (``EMOptions`` -> em), or ``ParameterTypeError``."""
+    found = [
+        (name, family)
+        for family, methods in FAMILIES.items()
+        for name, spec in methods.items()
+        if len(spec.steps) == 1 and type(options) is spec.steps[0].option_classes()[0]
+    ]
+    if len(found) > 1:
+        raise ParameterError(
+            "{method}: {kind} are the options of {methods}: give the method's name",
+            kind=type(options).__name__,
+            methods=", ".join(name for name, _ in found),
+        )
+    if not found:
+        raise ParameterTypeError(
+            "{method} must be a method's name or the options of one learner "
+            "(EMOptions, SpectralOptions...), not {kind}",
+            kind=type(options).__name__,
+        )
+    return found[0]
+
+
 def binarization(method: str, **values: Any) -> BinarizeOptions:
     """How ``method`` binarizes its training trees: ``BinarizeOptions`` with the method's
     defaults (``FACTOR_LEFT``) and then ``values`` (a value of ``None`` means the default)."""
@@ -257,10 +281,18 @@ def binarization(method: str, **values: Any) -> BinarizeOptions:
     return BinarizeOptions(**{**_spec(method).binarize, **given})
 
 
-def learner(method: str, ensemble: int = 1, *, family: str = PARSING, **values: Any) -> Learner:
+def learner(
+    method: str | Any, ensemble: int = 1, *, family: str = PARSING, **values: Any
+) -> Learner:
     """The learner of ``method`` (a key of ``FAMILIES[family]``) with these
-    hyper-parameters; with ``ensemble`` N > 1, N of them with seeds ``seed, seed + 1, ...``
-    bundled into one model."""
+    hyper-parameters, or of an options dataclass instance (``learner(EMOptions(states=16))``:
+    the one method of one learner that takes it, its fields the hyper-parameters, ``values``
+    on top); with ``ensemble`` N > 1, N of them with seeds ``seed, seed + 1, ...`` bundled
+    into one model."""
+    if not isinstance(method, str):
+        options = method
+        method, family = method_of(options)
+        values = {**{f.name: getattr(options, f.name) for f in fields(options)}, **values}
     spec = _spec(method, family)
     if ensemble == 1:
         return spec.build(**values)

@@ -15,8 +15,8 @@ from typing import Any
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.files.streams import DEFAULT_ENCODING
 from lpcfg_cli.grammar.heldout import DevTrees
+from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.parsing.parser_options import ParserOptions, resolve_decoder
-from lpcfg_cli.parsing.streaming import parse_sentences
 from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.ptb import format_tree
 
@@ -34,8 +34,8 @@ class DevF1:
         options = replace(
             self.options, decode=resolve_decoder(self.options, model.decoders(), dev.decode)
         )
-        results = parse_sentences(model, dev.sentences, options, jobs=self.jobs)[0]
-        test = [format_tree(r.tree, root="TOP") if r.tree is not None else "()" for r in results]
+        trees = Parser(model, options, jobs=self.jobs).trees(dev.sentences)
+        test = [format_tree(t, root="TOP") if t is not None else "()" for t in trees]
         return evaluate_lines(dev.gold, test).all.figures()["strict_fmeasure"]
 
 

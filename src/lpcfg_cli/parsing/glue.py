@@ -1,5 +1,5 @@
 """Glue: the parser's third tier, for a sentence even the smoothed grammar cannot derive
-(``parsing.parser``; docs/parsing.md, Sentences the grammar cannot derive).
+(``parsing.tiers``; docs/parsing.md, Sentences the grammar cannot derive).
 
 Such a sentence (``( . . . )``, or a sequence of tags no binary rule of the treebank
 combines) is cut into the fewest pieces the smoothed grammar (``parsing.smoothed``) derives,

@@ -17,8 +17,8 @@ from nltk.parse.api import ParserI
 from nltk.tree import ProbabilisticTree
 
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.parsing.parser_options import ParserOptions
-from lpcfg_cli.parsing.streaming import StreamParser
 from lpcfg_cli.parsing.tree_probability import TreeProbabilities, treebank_pcfg
 from lpcfg_cli.treebank.nltk_trees import to_nltk
 from lpcfg_cli.treebank.sentences import check_sentence
@@ -26,8 +26,9 @@ from lpcfg_cli.treebank.tree import Tree
 
 
 class NltkParser(ParserI):
-    """Parses token lists with ``model`` (a loaded ``LPCFG`` or a model file's path;
-    ``options`` and ``jobs`` as for ``StreamParser``).
+    """Parses token lists with ``model`` (a loaded ``LPCFG`` or a model file's path, whose
+    arranged copy comes from the cache as for ``lpcfg parse``; ``options`` and ``jobs`` as
+    for ``Parser``, which it runs).
 
     Each sentence gets one tree, its best parse (or the flat fallback tree the command line
     writes), as an ``nltk.tree.ProbabilisticTree``; the empty sentence gets none. The tree's
@@ -64,14 +65,14 @@ class NltkParser(ParserI):
         options: ParserOptions | None = None,
         jobs: int = 1,
     ):
-        self.model = LPCFG.load(model) if isinstance(model, (str, os.PathLike)) else model
-        self.stream = StreamParser(self.model, options or ParserOptions(), jobs=jobs)
-        if not isinstance(self.model, LPCFG):  # an ArrangedModel: parses, but has no PCFG
+        if not isinstance(model, (LPCFG, str, os.PathLike)):  # an ArrangedModel has no PCFG
             raise TypeError(
                 "model must be an LPCFG or a model file's path (lpcfg_cli.load_model gives "
-                f"one), not {type(self.model).__name__}: the trees' probabilities and "
+                f"one), not {type(model).__name__}: the trees' probabilities and "
                 "grammar() read the model's parameters"
             )
+        self.parser = Parser(model, options or ParserOptions(), jobs=jobs)
+        self.model = self.parser.model
         self.probabilities = TreeProbabilities(self.model)
         self._grammar: Any = None
 
@@ -110,8 +111,8 @@ class NltkParser(ParserI):
         and each tree comes as soon as its block is parsed. A string for ``sents`` or for
         a sentence is a ``TypeError`` when it is reached."""
         _no_options("parse_sents", args, kwargs)
-        for result in self.stream.parse(sents):
-            yield iter([] if result.tree is None else [self._probabilistic(result.tree)])
+        for tree in self.parser.trees(sents):
+            yield iter([] if tree is None else [self._probabilistic(tree)])
 
     def _probabilistic(self, tree: Tree) -> Any:
         """``tree`` as an nltk tree whose root is a ``ProbabilisticTree`` with the model's

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lpcfg_cli.engine.batching import spans
 from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.treebank.sentences import spans
 
 DECODERS = ("max-marginal", "max-bracket", "max-rule-product", "variational")
 

@@ -1,5 +1,5 @@
 """The smoothed grammar: what the parser's second tier parses a sentence with when the
-model's grammar cannot derive it (``parsing.parser``; docs/parsing.md, Sentences the grammar
+model's grammar cannot derive it (``parsing.tiers``; docs/parsing.md, Sentences the grammar
 cannot derive).
 
 Two things leave a real sentence without a derivation, besides a sequence of tags no binary

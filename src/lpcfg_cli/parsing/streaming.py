@@ -1,4 +1,5 @@
-"""Streaming, order-preserving parsing in one process or across worker processes.
+"""Streaming, order-preserving parsing in one process or across worker processes: how
+``parsing.parser.Parser`` runs its ``BlockParser`` over a stream of sentences (``stream``).
 
 Sentences are read and parsed in blocks and results come back in input order as soon as
 their block is done, so memory stays bounded on inputs of any length and the first trees are
@@ -31,14 +32,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from threadpoolctl import threadpool_limits
 
+from lpcfg_cli.engine.batching import blocks
 from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.files.streams import Pause
-from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.parsing.arranged import ArrangedModel
-from lpcfg_cli.parsing.parser import Parser, ParseResult, ParserOptions, ParseStats
+from lpcfg_cli.parsing.tiers import BlockParser, ParseResult, ParseStats
 from lpcfg_cli.parsing.workers import Workers
-from lpcfg_cli.treebank.sentences import blocks, checked_sentences
-from lpcfg_cli.treebank.tree import Tree
 
 # Sentences per block, in one process and with workers: larger blocks spread the kernels'
 # per-call cost of streaming every rule tensor a chunk uses over more sentences (EM m = 16 on
@@ -137,123 +135,102 @@ def _add(total: ParseStats, stats: ParseStats, sentences: int) -> None:
         total.reasons[k] = total.reasons.get(k, 0) + v
 
 
-class StreamParser:
-    """Parses a stream of sentences with ``jobs`` processes, in blocks of ``block``
-    sentences (default ``SERIAL_BLOCK``) and, with workers, the input's end in one balanced
-    share per worker (``balanced_share``); ``stats`` holds the totals."""
+def stream(
+    parser: BlockParser,
+    sentences: Iterable[Sequence[str] | Pause],
+    stats: ParseStats,
+    *,
+    jobs: int = 1,
+    block: int = SERIAL_BLOCK,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[ParseResult]:
+    """``parser``'s results of ``sentences`` (checked lists of tokens, or ``fileio.PAUSE``),
+    in input order, as their blocks finish, parsed with ``jobs`` processes in blocks of
+    ``block`` sentences (see the module); each block's statistics, and the seconds the
+    stream took, are added to ``stats``."""
+    t0 = time.perf_counter()
+    try:
+        with threadpool_limits(1):
+            if jobs <= 1:
+                yield from _serial(parser, sentences, stats, block, progress)
+            else:
+                yield from _parallel(parser, sentences, stats, jobs, block, progress)
+    finally:
+        stats.seconds += time.perf_counter() - t0
 
-    def __init__(
-        self,
-        model: LPCFG | ArrangedModel,
-        options: ParserOptions | None = None,
-        *,
-        jobs: int = 1,
-        block: int | None = None,
-    ):
-        self.jobs = check_count("jobs", jobs)
-        self.block = SERIAL_BLOCK if block is None else check_count("block", block)
-        self.parser = Parser(model, options)
-        self.stats = ParseStats()
 
-    def parse(
-        self,
-        sentences: Iterable[Sequence[str] | Pause],
-        progress: Callable[[int], None] | None = None,
-    ) -> Iterator[ParseResult]:
-        """Results in input order, one per sentence (a list of tokens), as their blocks
-        finish (``sentences`` may carry ``fileio.PAUSE``, see the module docstring)."""
-        return self._parse(checked_sentences(sentences), progress)
+def _serial(parser, sentences, stats, size, progress):
+    for block in blocks(sentences, size=size):
+        if not block:  # the input paused: nothing is held
+            continue
+        results, block_stats = parser.parse_block(block)
+        _add(stats, block_stats, len(block))
+        if progress:
+            progress(len(block))
+        yield from results
 
-    def _parse(
-        self,
-        sentences: Iterable[Sequence[str] | Pause],
-        progress: Callable[[int], None] | None,
-    ) -> Iterator[ParseResult]:
-        t0 = time.perf_counter()
-        try:
-            with threadpool_limits(1):
-                if self.jobs <= 1:
-                    yield from self._serial(sentences, progress)
-                else:
-                    yield from self._parallel(sentences, progress)
-        finally:
-            self.stats.seconds = time.perf_counter() - t0
 
-    def _serial(self, sentences, progress):
-        for block in blocks(sentences, size=self.block):
-            if not block:  # the input paused: nothing is held
+def _parallel(parser, sentences, stats, jobs, size, progress):
+    parser.warm_up()  # the workers inherit the loaded kernels
+    workers = Workers(parser, jobs)
+    source = iter(sentences)
+    pending: list[tuple[int, list[str]]] = []  # read, not handed out: (position, words)
+    flying: dict[int, _Flight] = {}  # blocks handed out, by number
+    ready: dict[int, ParseResult] = {}  # results not yet returned, by position
+    pace = _Pace()
+    read = returned = submitted = 0  # sentences read, results returned, blocks handed out
+    window = LOOKAHEAD * jobs * size
+    exhausted = paused = complete = False
+    try:
+        while True:
+            # Results in order first: the caller writes while the workers parse.
+            if returned in ready:
+                start = returned
+                while returned in ready:
+                    yield ready.pop(returned)
+                    returned += 1
+                if progress:
+                    progress(returned - start)
                 continue
-            results, stats = self.parser.parse_block(block)
-            _add(self.stats, stats, len(block))
-            if progress:
-                progress(len(block))
-            yield from results
-
-    def _parallel(self, sentences, progress):
-        self.parser.warm_up()  # the workers inherit the loaded kernels
-        workers = Workers(self.parser, self.jobs)
-        source = iter(sentences)
-        pending: list[tuple[int, list[str]]] = []  # read, not handed out: (position, words)
-        flying: dict[int, _Flight] = {}  # blocks handed out, by number
-        ready: dict[int, ParseResult] = {}  # results not yet returned, by position
-        pace = _Pace()
-        read = returned = submitted = 0  # sentences read, results returned, blocks handed out
-        window = LOOKAHEAD * self.jobs * self.block
-        exhausted = paused = complete = False
-        try:
-            while True:
-                # Results in order first: the caller writes while the workers parse.
-                if returned in ready:
-                    start = returned
-                    while returned in ready:
-                        yield ready.pop(returned)
-                        returned += 1
-                    if progress:
-                        progress(returned - start)
-                    continue
-                # Read ahead first: an input that ends within the window is shared out whole.
-                if not exhausted and not paused and read - returned < window:
-                    item = next(source, None)
-                    if item is None:
-                        exhausted = True
-                    elif isinstance(item, Pause):
-                        paused = True  # hand out what is held before waiting for more
-                    else:
-                        pending.append((read, item))
-                        read += 1
-                    continue
-                if (
-                    pending
-                    and workers.can_take()
-                    and (exhausted or paused or len(pending) >= self.block)
-                ):
-                    if exhausted:  # the input's end: this worker's share of what is left
-                        others = sum(pace.left(f) for f in flying.values())
-                        costs = [cost(s) for _, s in pending]
-                        taken = balanced_share(costs, others, self.jobs)
-                    else:
-                        taken = min(len(pending), self.block)
-                    block, pending = pending[:taken], pending[taken:]
-                    flying[submitted] = _Flight(block, sum(cost(s) for _, s in block))
-                    workers.submit(submitted, [s for _, s in block])
-                    submitted += 1
-                    continue
-                if workers.busy:
-                    for number, results, stats in workers.collect():
-                        flight = flying.pop(number)
-                        pace.record(flight)
-                        _add(self.stats, stats, len(results))
-                        for (position, _), result in zip(flight.block, results, strict=True):
-                            ready[position] = result
-                    paused = paused and bool(pending)  # what was held goes out first
-                    continue
-                if paused:
-                    paused = False  # nothing in flight: wait for more input
-                    continue
-                break  # the input is done and every result returned
-            complete = True
-        finally:
-            workers.close(kill=not complete)
+            # Read ahead first: an input that ends within the window is shared out whole.
+            if not exhausted and not paused and read - returned < window:
+                item = next(source, None)
+                if item is None:
+                    exhausted = True
+                elif isinstance(item, Pause):
+                    paused = True  # hand out what is held before waiting for more
+                else:
+                    pending.append((read, item))
+                    read += 1
+                continue
+            if pending and workers.can_take() and (exhausted or paused or len(pending) >= size):
+                if exhausted:  # the input's end: this worker's share of what is left
+                    others = sum(pace.left(f) for f in flying.values())
+                    costs = [cost(s) for _, s in pending]
+                    taken = balanced_share(costs, others, jobs)
+                else:
+                    taken = min(len(pending), size)
+                block, pending = pending[:taken], pending[taken:]
+                flying[submitted] = _Flight(block, sum(cost(s) for _, s in block))
+                workers.submit(submitted, [s for _, s in block])
+                submitted += 1
+                continue
+            if workers.busy:
+                for number, results, block_stats in workers.collect():
+                    flight = flying.pop(number)
+                    pace.record(flight)
+                    _add(stats, block_stats, len(results))
+                    for (position, _), result in zip(flight.block, results, strict=True):
+                        ready[position] = result
+                paused = paused and bool(pending)  # what was held goes out first
+                continue
+            if paused:
+                paused = False  # nothing in flight: wait for more input
+                continue
+            break  # the input is done and every result returned
+        complete = True
+    finally:
+        workers.close(kill=not complete)
 
 
 def check_count(name: str, value: object) -> int:
@@ -264,32 +241,3 @@ def check_count(name: str, value: object) -> int:
     if value < 1:
         raise ParameterError("{" + name + "} must be at least 1, not {value}", value=int(value))
     return int(value)
-
-
-def parse_sentences(
-    model: LPCFG | ArrangedModel,
-    sentences: Sequence[Sequence[str]],
-    options: ParserOptions | None = None,
-    *,
-    jobs: int = 1,
-    progress: Callable[[int], None] | None = None,
-) -> tuple[list[ParseResult], ParseStats]:
-    """Parse ``sentences`` with ``jobs`` processes; returns results in order and totals."""
-    stream = StreamParser(model, options, jobs=jobs)
-    results = list(stream.parse(sentences, progress))
-    return results, stream.stats
-
-
-def parse(
-    model: LPCFG | ArrangedModel,
-    sentences: Iterable[Sequence[str]],
-    options: ParserOptions | None = None,
-    *,
-    jobs: int = 1,
-) -> Iterator[Tree | None]:
-    """The tree of each sentence (a list of tokens), in order, as they are parsed: its best
-    parse, or a flat fallback tree when it has none (``ParseResult`` says why; use
-    ``StreamParser`` for those details); None for the empty sentence. A stream: sentences
-    are read as they are needed."""
-    stream = StreamParser(model, options, jobs=jobs)  # checks its arguments now
-    return (result.tree for result in stream.parse(sentences))

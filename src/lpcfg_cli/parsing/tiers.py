@@ -1,4 +1,5 @@
-"""Coarse-to-fine parsing with an L-PCFG.
+"""Coarse-to-fine parsing with an L-PCFG, a block of sentences at a time (``BlockParser``;
+``parsing.parser.Parser`` is the front that runs it).
 
 1. The treebank PCFG (the model's coarse grammar) runs inside-outside over the full chart.
 2. Items whose coarse posterior is below ``prune`` are dropped; the latent model runs
@@ -34,6 +35,7 @@ from functools import cached_property
 
 import numpy as np
 
+from lpcfg_cli.engine.batching import SPAN_BUDGET, blocks, split_on_memory_error
 from lpcfg_cli.engine.coarse import coarse_posteriors
 from lpcfg_cli.engine.latent import (
     PlanCache,
@@ -61,7 +63,7 @@ from lpcfg_cli.parsing.parser_options import ParserOptions, chart_length_limit, 
 from lpcfg_cli.parsing.smoothed import SmoothedGrammar
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import debinarize
-from lpcfg_cli.treebank.sentences import SPAN_BUDGET, blocks, checked_sentences
+from lpcfg_cli.treebank.sentences import checked_sentences
 from lpcfg_cli.treebank.tree import Tree
 
 # Why a sentence got a fallback tree when no tree covers it (a coarser grammar may: backoff).
@@ -111,8 +113,10 @@ class ParseStats:
     reasons: dict[str, int] = field(default_factory=dict)
 
 
-class Parser:
-    """Parses token sequences with ``model``; reusable across batches.
+class BlockParser:
+    """Parses blocks of token sequences with ``model`` through the four tiers (see the
+    module); reusable across blocks. ``parsing.parser.Parser`` runs it over a stream of
+    sentences, in one process or several; nothing else should.
 
     It keeps what parsing reads of the model, its grammar (``grammar``, the rare training
     words known again) and treebank PCFG (``treebank_pcfg``), besides the arranged latent
@@ -168,10 +172,10 @@ class Parser:
             Brackets.of(g.symbols, g.is_preterminal) if self.decode == "max-bracket" else None
         )
         self.stats = ParseStats()
-        self._backoff: Parser | None | bool = False  # built when first needed
+        self._backoff: BlockParser | None | bool = False  # built when first needed
 
     @property
-    def backoff(self) -> Parser | None:
+    def backoff(self) -> BlockParser | None:
         """The parser of the grammar one level coarser than this one's (``backoff``: for the
         sentences no tree of this grammar covers; it backs off in turn); None for a grammar
         binarized ``--vertical 1 --horizontal 0``."""
@@ -180,7 +184,7 @@ class Parser:
             self._backoff = (
                 None
                 if projected is None
-                else Parser(projected, replace(self.options, decode=self._marginal_decode()))
+                else BlockParser(projected, replace(self.options, decode=self._marginal_decode()))
             )
         return self._backoff  # type: ignore[return-value]
 
@@ -380,14 +384,9 @@ class Parser:
     ) -> list[tuple[list[tuple[int, int]] | None, np.ndarray | None]]:
         """``_cut`` of ``sentences[idxs]``; if their charts do not fit in memory, each
         sentence alone, and one whose chart alone does not fit gets (None, None)."""
-        batch = [sentences[i] for i in idxs]
-        try:
-            return self._cut(batch)
-        except MemoryError:
-            pass
-        if len(batch) == 1:
-            return [(None, None)]
-        return [r for i in idxs for r in self._cut_or_none(sentences, [i])]
+        return split_on_memory_error(
+            lambda some: self._cut([sentences[i] for i in some]), idxs, lambda i: (None, None)
+        )
 
     def _cut(
         self, sentences: Sequence[Sequence[str]]
@@ -417,14 +416,11 @@ class Parser:
         """``_parse_batch`` of ``sentences[idxs]``; if their charts do not fit in memory,
         each sentence alone, and a sentence whose chart alone does not fit gets its
         fallback tree (the others still parse)."""
-        batch = [sentences[i] for i in idxs]
-        try:
-            return self._parse_batch(batch, smooth=smooth)
-        except MemoryError:
-            pass
-        if len(batch) == 1:
-            return [self.fallback(batch[0], OUT_OF_MEMORY)]
-        return [r for i in idxs for r in self._parse_or_fall_back(sentences, [i], smooth)]
+        return split_on_memory_error(
+            lambda some: self._parse_batch([sentences[i] for i in some], smooth=smooth),
+            idxs,
+            lambda i: self.fallback(sentences[i], OUT_OF_MEMORY),
+        )
 
     def _lexical(
         self, layout: SpanLayout, sentences, smooth: bool = False

@@ -89,7 +89,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 class BlockParser(Protocol):
-    """What a worker parses blocks with (``parsing.parser.Parser``)."""
+    """What a worker parses blocks with (``parsing.tiers.BlockParser``)."""
 
     def parse_block(self, block: list[list[str]]) -> tuple[list[Any], Any]: ...
 

@@ -1,4 +1,4 @@
-"""Sentences of text, one per line, and the blocks they are processed in.
+"""Sentences of text, one per line, read and checked.
 
 One reader (``read_sentences``) for every command that takes sentences: tokens are separated
 by whitespace (``WHITESPACE``, the one definition every reader and writer of text here uses),
@@ -6,18 +6,15 @@ a blank line is the empty sentence (callers that have no use for it skip it), an
 end counts (``fileio.iter_lines``). Sentences given from Python are checked as they are read
 (``checked_sentences``): a string where a token list belongs, an empty token or one with
 whitespace in it would otherwise be parsed character by character or written as a malformed
-tree line. One blocker (``blocks``) for everything
-that works on groups of sentences: the parser's batches, the streaming parser's blocks, the
-scorers'; a block is closed by a count, by a budget of chart spans (a sentence of ``n``
-words has ``n (n + 1) / 2``), or when the input pauses.
+tree line. The blocks they are processed in are ``engine.batching``'s.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeVar
 
 from lpcfg_cli.files.streams import DEFAULT_ENCODING, Pause, iter_lines, iter_lines_or_pauses
 
@@ -92,16 +89,6 @@ def _short(text: str | bytes) -> str:
     return repr(text if len(text) <= 30 else text[:27] + "...")
 
 
-# Chart spans one batch of sentences may hold: bounds memory (a few (spans, symbols) arrays
-# per batch) while keeping the engine's kernels large.
-SPAN_BUDGET = 20_000
-
-
-def spans(length: int) -> int:
-    """Spans of the chart of a sentence of ``length`` words."""
-    return length * (length + 1) // 2
-
-
 def read_sentences(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     encoding: str = DEFAULT_ENCODING,
@@ -120,37 +107,3 @@ def read_sentences_or_pauses(
     person typing): streaming consumers finish what they hold instead of waiting."""
     for line in iter_lines_or_pauses(path, encoding):
         yield line if isinstance(line, Pause) else split_tokens(line)
-
-
-def blocks(
-    items: Iterable[T | Pause],
-    *,
-    size: int | None = None,
-    span_budget: int | None = None,
-    length: Callable[[Any], int] = len,
-) -> Iterator[list[T]]:
-    """Consecutive ``items`` (sentences, or anything ``length`` gives a sentence length of)
-    in blocks of at most ``size`` items and at most ``span_budget`` chart spans (a longer
-    sentence is a block of its own).
-
-    A ``Pause`` among the items closes the block being filled and yields it even when it is
-    empty: an empty block tells a streaming consumer that no input is ready, so that it can
-    hand on the results it holds before it waits for more.
-    """
-    block: list[T] = []
-    used = 0
-    for item in items:
-        if isinstance(item, Pause):
-            yield block
-            block, used = [], 0
-            continue
-        cost = spans(length(item))
-        full = size is not None and len(block) >= size
-        over = span_budget is not None and used + cost > span_budget
-        if block and (full or over):
-            yield block
-            block, used = [], 0
-        block.append(item)
-        used += cost
-    if block:
-        yield block
