@@ -2,8 +2,8 @@
 
 ``lpcfg lm train`` fits a model by one of the methods of ``learners.registry.LM_METHODS`` (options
 derived from their dataclasses, as for ``lpcfg train``) and writes a model file;
-``lpcfg lm perplexity`` scores a text with one (``lm.evaluate.perplexity``), ``lpcfg lm
-score`` each of its lines (``lm.evaluate.sentence_scores``).
+``lpcfg lm perplexity`` scores a text with one (``lm.perplexity.perplexity``), ``lpcfg lm
+score`` each of its lines (``lm.perplexity.sentence_scores``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One module per subcommand; each defines a click command named ``command``.
 
 ``SUBCOMMANDS`` names them: the command line imports a module only when its subcommand runs
-(``cli.LpcfgGroup``), and ``--config`` files take a table for each (``config``).
+(``cli.group.LpcfgGroup``), and ``--config`` files take a table for each (``config``).
 ``SHORT_HELP`` is each one's line in ``lpcfg --help``, kept here so that listing the
 commands imports none of them (set on the command when it loads, so the two cannot differ).
 """

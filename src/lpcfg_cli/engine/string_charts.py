@@ -4,7 +4,7 @@ strings (the inside-outside algorithm of Baker 1979 and Lari & Young 1990).
 A sentence's chart holds every item that can be part of one of its trees, so that the latent
 pass (``engine.latent``) sums over every bracketing and every latent assignment:
 
-- for the single-symbol grammar (``grammar.single_symbol_grammar``: ``X -> X X`` and
+- for the single-symbol grammar (``grammar.indexed.single_symbol_grammar``: ``X -> X X`` and
   ``X -> w``, the algebraic WCFG of Bailly et al. 2013, section 2.2) every span, with ``X``;
 - for any other grammar (a treebank L-PCFG) the items with a nonzero posterior under the
   model's coarse PCFG (``engine.coarse``): coarse-to-fine without pruning. A model's rules

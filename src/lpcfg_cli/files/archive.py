@@ -1,6 +1,6 @@
 """Model files' container: a ``.npz`` archive of stored (uncompressed) numpy arrays, written
 with fixed timestamps (equal models are equal files) and read without pickle, large entries
-memory-mapped. Shared by parsing models (``model``) and language models (``lm.modelfile``).
+memory-mapped. Shared by parsing models (``model``) and language models (``lm.lm_file``).
 """
 
 from __future__ import annotations

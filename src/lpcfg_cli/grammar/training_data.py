@@ -5,7 +5,7 @@ The binarization options and the data summary travel with the model in its metad
 parsing can invert the binarization without being told again.
 
 Text (one sentence per line, tokens separated by spaces: ``prepare_text``, ``text_data``)
-gives the single-symbol grammar (``grammar.single_symbol_grammar``) and the distinct
+gives the single-symbol grammar (``grammar.indexed.single_symbol_grammar``) and the distinct
 sentences as word-id arrays with their counts, for EM from strings; bracketed sentences
 (``bracketed_data``) give the same grammar with a compiled treebank, for EM on the observed
 skeletal trees of that very model class.
@@ -277,7 +277,7 @@ def bracketed_data(
     merge: bool = False,
 ) -> TrainingData:
     """Bracketed sentences as single-symbol training data: the grammar of ``text_data``
-    and a compiled treebank whose every node is ``X`` (``grammar.compile_brackets``:
+    and a compiled treebank whose every node is ``X`` (``grammar.compiled.compile_brackets``:
     ``brackets[s]`` lists the ``(start, split, end)`` binary nodes of sentence ``s``).
 
     EM on it is EM on observed skeletal trees ("supervised EM") for the very model class

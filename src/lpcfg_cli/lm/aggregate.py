@@ -19,7 +19,7 @@ are chains. Parameters: ``r`` ``(V, m)`` (rows sum to one) and ``s`` stored tran
 - Pivot+EM: EM started from the pivot estimate.
 
 The CCA of the pivot step is ridge-regularised (``cca_ridge`` occurrences added to every
-word's count where the CCA scales by it; ``learners.anchors.cca_vectors``), a deviation
+word's count where the CCA scales by it; ``numerics.anchors.cca_vectors``), a deviation
 from the paper, which does not say how it regularised its CCA. Plain CCA of Brown's bigrams
 has its top canonical correlations all near one, rare collocations, so the randomized
 SVD's seed picked the directions and the frequent next words the anchors come from had no
@@ -171,7 +171,7 @@ class AggregateLM:
             return np.log(np.maximum(p, 0.0))
 
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Arrays and metadata of the model file (``lm.modelfile``)."""
+        """Arrays and metadata of the model file (``lm.lm_file``)."""
         return {"r": self.r, "s_t": self.s_t}, {**self.meta, "method": self.method}
 
     @classmethod

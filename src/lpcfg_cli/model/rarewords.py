@@ -10,12 +10,12 @@ and the parser (``restore``) adds it back to the vocabulary with the lexical rul
     q(a, h -> w) = sum_s q(a, h -> s) n(G(a), w, s) / n(G(a), s)
 
 for every pre-terminal ``a`` of an emission group ``G`` (the pre-terminals that end in the
-same part-of-speech tag, as ``grammar._tie_emissions``) in which ``w`` was seen: each of its
-signatures' rules, split among the signature's words by their share of its tokens in that
-group. The word keeps its signature's distribution over latent states (what the grammar
-learned of such words in context) and gets back which tags it takes. At parse time the
-lexicon smooths it towards its signature over every pre-terminal, not only the ones it was
-seen with (``Lexicon``: a word seen once as VBD must still be able to be a VBN).
+same part-of-speech tag, as ``grammar.compiled._tie_emissions``) in which ``w`` was seen:
+each of its signatures' rules, split among the signature's words by their share of its
+tokens in that group. The word keeps its signature's distribution over latent states (what
+the grammar learned of such words in context) and gets back which tags it takes. At parse
+time the lexicon smooths it towards its signature over every pre-terminal, not only the
+ones it was seen with (``Lexicon``: a word seen once as VBD must still be able to be a VBN).
 
 This separates the two jobs that one threshold did: how many rare tokens the signatures
 learn from, and which words the parser knows. It is the Berkeley parser's lexicon in this

@@ -115,7 +115,7 @@ def start_symbol(symbols: Sequence[str]) -> str:
 
 
 def treebank_pcfg(model: LPCFG) -> Any:
-    """The model's treebank PCFG (``model.coarse``, the grammar its latent grammar refines)
+    """The model's treebank PCFG (``LPCFG.coarse``, the grammar its latent grammar refines)
     as an ``nltk.grammar.PCFG`` over its binarized symbols: ``a -> b c`` and ``a -> 'w'``
     with the PCFG's probabilities, words being the model's vocabulary (known words and
     unknown-word signatures), and a start symbol (``start_symbol``, ``TOP``) with

@@ -174,7 +174,7 @@ def to_model(
     meta: dict[str, Any] | None = None,
 ) -> LPCFG:
     """The single-symbol L-PCFG computing ``w``: ``grammar`` is a single-symbol grammar
-    (``grammar.single_symbol_grammar``; its lexical rule ``sigma`` spells symbol ``sigma``)
+    (``grammar.indexed.single_symbol_grammar``; its lexical rule ``sigma`` spells symbol ``sigma``)
     or the list of words spelling the symbols.
 
     ``coarse`` is the grammar the parser prunes with; by default ``X -> X X`` has weight

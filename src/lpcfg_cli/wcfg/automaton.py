@@ -44,7 +44,7 @@ class WFA:
 
     def values_all(self, max_length: int) -> list[np.ndarray]:
         """``f`` of every string up to ``max_length``, by length, in the order of
-        ``grammar.all_strings`` (entry 0 is the empty string's value)."""
+        ``wcfg.algebraic.all_strings`` (entry 0 is the empty string's value)."""
         forward = self.initial[None, :]
         out = [forward @ self.final]
         for _ in range(max_length):

@@ -38,7 +38,7 @@ def from_hankel(blocks: HankelBlocks, n: int, tol: float | None = None) -> WCFG:
 
     where ``S^+ = V_n`` and ``P^+ = Sigma_n^-1 U_n^T``. ``H_A``'s column ``(y1, y2)`` is
     ``P A (beta(y1) (x) beta(y2))`` (eq. 20), so ``A[i, j, k] = sum_{o, a, b} P^+[i, o]
-    H_A[o, a, b] S^+[a, j] S^+[b, k]``: ``j`` is the left child as in ``grammar.WCFG``.
+    H_A[o, a, b] S^+[a, j] S^+[b, k]``: ``j`` is the left child as in ``wcfg.algebraic.WCFG``.
     ``ValueError`` when ``n`` exceeds the rank of ``H_B`` (singular values above ``tol``,
     see ``numerical_rank``): the factorisation would not exist.
     """
