@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from lpcfg_cli.grammar.compiled import build_grammar
-from lpcfg_cli.learners.consistency import (
+from lpcfg_cli.latent_pcfg.consistency import (
     ENGINEERED_SPECTRAL,
     PAPER_SPECTRAL,
     PURE_PIVOT,
@@ -44,9 +44,9 @@ from lpcfg_cli.learners.consistency import (
     parameter_error,
     pivot_lpcfg,
 )
-from lpcfg_cli.learners.features import OUTSIDE
-from lpcfg_cli.learners.pivot import PivotEstimator
-from lpcfg_cli.learners.spectral import SpectralEstimator
+from lpcfg_cli.latent_pcfg.features import OUTSIDE
+from lpcfg_cli.latent_pcfg.pivot import PivotEstimator
+from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator
 from lpcfg_cli.model.sampling import sample_trees
 from lpcfg_cli.treebank.tree import Tree
 

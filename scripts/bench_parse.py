@@ -53,8 +53,8 @@ from threadpoolctl import threadpool_limits
 
 from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.grammar.training_data import prepare
-from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.parsing.arranged_cache import ENV as CACHE_ENV
 from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.treebank.binarize import BinarizeOptions

@@ -31,7 +31,7 @@ from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.learners.em import EMLearner, EMOptions
+from lpcfg_cli.latent_pcfg.em import EMLearner, EMOptions
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.treebank.ptb import format_tree

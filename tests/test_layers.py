@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"model"},
     {"engine"},
     {"parsing"},
-    {"lm", "wcfg", "topology_models"},
+    {"latent_pcfg", "lm", "wcfg", "topology_models"},
     {"learners"},
     {"cli"},
     {"__init__", "__main__"},
@@ -144,11 +144,28 @@ def test_learners_do_not_import_the_parser():
     found = [
         f"{source}:{line} imports {target}"
         for source, targets in imports().items()
-        if part(source) == "learners"
+        if part(source) in ("learners", "latent_pcfg")
         for target, line, _ in targets
         if part(target) == "parsing"
     ]
     assert found == []
+
+
+def test_every_algorithm_is_in_its_family_package():
+    """``learners/`` composes (registry, selection, chains, ensembles); each method's
+    learner is defined in its family's package: the latent-PCFG algorithms in ``latent_pcfg``,
+    the others beside the models they learn."""
+    from lpcfg_cli.learners.registry import FAMILIES
+
+    homes = {"parsing": {"latent_pcfg", "wcfg"}, "lm": {"lm"}, "topology": {"topology_models"}}
+    misplaced = [
+        f"{family} {name}: {step.learner.__module__}"
+        for family, methods in FAMILIES.items()
+        for name, method in methods.items()
+        for step in method.steps
+        if part(step.learner.__module__) not in homes[family]
+    ]
+    assert misplaced == []
 
 
 def test_the_parser_names_no_learner():

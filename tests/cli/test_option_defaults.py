@@ -13,10 +13,10 @@ from lpcfg_cli.evalb.params import EvaluateOptions
 from lpcfg_cli.evalb.report import ReportOptions
 from lpcfg_cli.files.packed_arrays import as_stored
 from lpcfg_cli.hyperparams import default_of, hyper_fields
-from lpcfg_cli.learners.topology import PCFGIEOptions, UnmixOptions
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import RandomGrammarOptions, SampleOptions, random_lpcfg
 from lpcfg_cli.topology_models.identifiability import CheckOptions, Figure2Options
+from lpcfg_cli.topology_models.unmix_learners import PCFGIEOptions, UnmixOptions
 from tests.support import invoke
 
 # subcommand -> the fewest arguments it parses with

@@ -22,7 +22,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import bracketed_data, text_data
-from lpcfg_cli.learners.em import (
+from lpcfg_cli.latent_pcfg.em import (
     EMLearner,
     EMOptions,
     Params,
@@ -32,10 +32,10 @@ from lpcfg_cli.learners.em import (
     e_step,
     m_step,
 )
-from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
+from lpcfg_cli.latent_pcfg.split import random_model, split_model
 from lpcfg_cli.learners.registry import learner
-from lpcfg_cli.learners.split import random_model, split_model
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.model.treebank_pcfg import string_pcfg, train_pcfg
 from tests.support import binary_trees
 
 RTOL = 1e-14

@@ -123,7 +123,7 @@ def test_single_precision_marginals_agree_with_double():
 def test_split_model_is_a_proper_latent_model_with_the_same_sentence_probabilities():
     """Splitting a PCFG into m states (EM's starting point) keeps it normalised, and with
     no noise every sentence probability equals the PCFG's."""
-    from lpcfg_cli.learners.split import split_model
+    from lpcfg_cli.latent_pcfg.split import split_model
 
     pcfg = random_lpcfg(inter=3, pre=3, words=6, states=1, rules_per_symbol=4, seed=5)
     noisy = split_model(pcfg, 3, noise=0.05, seed=1)

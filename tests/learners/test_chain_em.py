@@ -10,9 +10,9 @@ from lpcfg_cli.engine.tree_charts import log_probabilities, tree_scores
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.grammar.unary_chains import UnaryChains
-from lpcfg_cli.learners import chain_em
-from lpcfg_cli.learners.em import EMLearner, EMOptions
-from lpcfg_cli.learners.splitmerge import SplitMergeLearner, SplitMergeOptions
+from lpcfg_cli.latent_pcfg import chain_em
+from lpcfg_cli.latent_pcfg.em import EMLearner, EMOptions
+from lpcfg_cli.latent_pcfg.splitmerge import SplitMergeLearner, SplitMergeOptions
 from lpcfg_cli.model.chain_params import split_params, treebank_params
 from lpcfg_cli.treebank.binarize import binarize
 from lpcfg_cli.treebank.tree import Tree

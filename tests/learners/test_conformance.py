@@ -23,11 +23,11 @@ from lpcfg_cli.files.packed_arrays import as_stored
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.hyperparams import check, hyper_fields
 from lpcfg_cli.learners.registry import FAMILIES
-from lpcfg_cli.learners.topology import TopologyData
 from lpcfg_cli.lm.perplexity import perplexity
 from lpcfg_cli.model.lpcfg import without_timings
 from lpcfg_cli.topology_models.samples import draw_sentences
 from lpcfg_cli.topology_models.topology_file import TopologyModel, _arrays
+from lpcfg_cli.topology_models.unmix_learners import TopologyData
 from tests.support import synthetic_treebank
 
 # Small settings that let each method fit the tiny data quickly.

@@ -7,10 +7,10 @@ import pytest
 
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.learners.em import EMLearner, EMOptions, Params, Trees, e_step
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.split import split_model
+from lpcfg_cli.latent_pcfg.em import EMLearner, EMOptions, Params, Trees, e_step
+from lpcfg_cli.latent_pcfg.split import split_model
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.treebank.tree import iter_nodes
 from tests.support import fit_em, latent_tree_prob, rule_tree
 

@@ -27,11 +27,11 @@ from lpcfg_cli.engine.tree_charts import tree_scores
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import single_symbol_grammar
 from lpcfg_cli.grammar.training_data import bracketed_data, text_data
-from lpcfg_cli.learners.em import EMLearner, EMOptions
-from lpcfg_cli.learners.pcfg import string_pcfg
-from lpcfg_cli.learners.split import random_model
+from lpcfg_cli.latent_pcfg.em import EMLearner, EMOptions
+from lpcfg_cli.latent_pcfg.split import random_model
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.model.treebank_pcfg import string_pcfg
 from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 from lpcfg_cli.treebank.tree import iter_nodes, leaves
 from tests.support import binary_trees, brute_force, short_sentences

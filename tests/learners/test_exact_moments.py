@@ -9,7 +9,7 @@ import pytest
 from lpcfg_cli.engine.tree_charts import tree_scores
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.compiled import build_grammar, compile_trees
-from lpcfg_cli.learners.consistency import (
+from lpcfg_cli.latent_pcfg.consistency import (
     PAPER_SPECTRAL,
     PURE_PIVOT,
     exact_support,
@@ -19,9 +19,9 @@ from lpcfg_cli.learners.consistency import (
     parameter_error,
     pivot_lpcfg,
 )
-from lpcfg_cli.learners.features import OUTSIDE
-from lpcfg_cli.learners.pivot import PivotEstimator, PivotOptions
-from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
+from lpcfg_cli.latent_pcfg.features import OUTSIDE
+from lpcfg_cli.latent_pcfg.pivot import PivotEstimator, PivotOptions
+from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model.sampling import sample_trees
 
 NOMINAL = 1e18  # the sample size the count-based constants see: M -> infinity

@@ -8,15 +8,20 @@ import pytest
 
 from lpcfg_cli.engine.tree_charts import tree_scores
 from lpcfg_cli.grammar.compiled import build_grammar
-from lpcfg_cli.learners.consistency import PURE_PIVOT, held_out_error, parameter_error, pivot_lpcfg
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.pivot import (
+from lpcfg_cli.latent_pcfg.consistency import (
+    PURE_PIVOT,
+    held_out_error,
+    parameter_error,
+    pivot_lpcfg,
+)
+from lpcfg_cli.latent_pcfg.pivot import (
     PivotEstimator,
     PivotOptions,
     align,
 )
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import sample_trees
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.numerics.anchors import (
     anchor_posteriors,
     cca_vectors,

@@ -8,11 +8,11 @@ import scipy.sparse as sp
 
 from lpcfg_cli.engine.tree_charts import tree_scores
 from lpcfg_cli.grammar.compiled import build_grammar, compile_trees
-from lpcfg_cli.learners.consistency import ENGINEERED_SPECTRAL, PAPER_SPECTRAL, pivot_lpcfg
-from lpcfg_cli.learners.features import FeatureOptions, node_features
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
+from lpcfg_cli.latent_pcfg.consistency import ENGINEERED_SPECTRAL, PAPER_SPECTRAL, pivot_lpcfg
+from lpcfg_cli.latent_pcfg.features import FeatureOptions, node_features
+from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.numerics import svd as linalg
 from lpcfg_cli.numerics.svd import truncated_svd
 from lpcfg_cli.treebank.ptb import format_tree, parse_tree

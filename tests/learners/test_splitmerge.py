@@ -8,14 +8,14 @@ import pytest
 from lpcfg_cli.engine.tree_charts import TreeCharts, tree_scores
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.splitmerge import (
+from lpcfg_cli.latent_pcfg.splitmerge import (
     SplitMergeLearner,
     SplitMergeOptions,
     merge_loss,
     merge_states,
     split_states,
 )
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from tests.support import latent_trees
 
 

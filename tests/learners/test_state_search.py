@@ -12,10 +12,10 @@ import pytest
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.learners.consistency import pivot_lpcfg
-from lpcfg_cli.learners.pivot import PivotEstimator, PivotOptions
+from lpcfg_cli.latent_pcfg.consistency import pivot_lpcfg
+from lpcfg_cli.latent_pcfg.pivot import PivotEstimator, PivotOptions
+from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.learners.registry import learner
-from lpcfg_cli.learners.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.learners.statesearch import search_states
 from lpcfg_cli.model.sampling import sample_trees
 from lpcfg_cli.parsing.dev_f1 import read_dev_trees

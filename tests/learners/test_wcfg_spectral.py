@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.grammar.compiled import build_grammar
-from lpcfg_cli.learners.wcfg import tree_samples
 from lpcfg_cli.treebank.binarize import binarize
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import parse_tree
@@ -28,6 +27,7 @@ from lpcfg_cli.wcfg.hankel import (
     top_basis,
 )
 from lpcfg_cli.wcfg.targets import dyck_pcfg, random_pcfg
+from lpcfg_cli.wcfg.wcfg_learners import tree_samples
 
 
 def _random_wcfg(n: int, d: int, signed: bool, seed: int) -> WCFG:
@@ -218,7 +218,7 @@ def test_bracketing_of_nested_tuples_and_checks():
 
 
 def test_tree_samples_from_a_compiled_treebank():
-    """The learner's brackets of binarized trees (``learners.wcfg.tree_samples``)."""
+    """The learner's brackets of binarized trees (``wcfg.wcfg_learners.tree_samples``)."""
     raw = [
         "(S (NP (DT the) (NN dog)) (VP (VBZ barks)))",
         "(S (NP (NN dog)) (VP (VBZ sees) (NP (DT the) (NN cat))) (. .))",

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.grammar.training_data import prepare
-from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.backoff import coarser_pcfg, expected_counts
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.parsing.tiers import BlockParser
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import BinarizeOptions

@@ -10,9 +10,9 @@ import pytest
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.lexicon import is_signature
-from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.rarewords import restore
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.parsing.tiers import BlockParser
 from lpcfg_cli.treebank.tree import is_preterminal, iter_nodes, leaves
 from tests.support import fit_em, latent_trees

@@ -14,9 +14,9 @@ import pytest
 
 from lpcfg_cli.engine.tokens import RulesByWord
 from lpcfg_cli.grammar.compiled import build_grammar
-from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.parsing import arranged_cache
 from lpcfg_cli.parsing.arranged import ATTRIBUTES, MAGIC, ArrangedModel, _data_start
 from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions

@@ -9,9 +9,9 @@ import numpy as np
 
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.compiled import build_grammar
-from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.parsing.tiers import BlockParser, ParserOptions
 from lpcfg_cli.treebank.tree import iter_nodes, leaves
 from tests.support import fit_em

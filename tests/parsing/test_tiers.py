@@ -18,8 +18,8 @@ import pytest
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.tokens import is_punctuation, smoothed_token_rules, token_rules
 from lpcfg_cli.grammar.training_data import prepare
-from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.parsing.glue import segment
 from lpcfg_cli.parsing.parser import Parser
 from lpcfg_cli.parsing.smoothed import live_states

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
-from lpcfg_cli.learners.protocol import Progress
 from lpcfg_cli.learners.registry import learner
-from lpcfg_cli.learners.topology import PCFGIEOptions, TopologyData, UnmixLearner
+from lpcfg_cli.model.protocol import Progress
 from lpcfg_cli.model.sampling import random_lpcfg
 from lpcfg_cli.topology_models import families as fam
 from lpcfg_cli.topology_models import mixing as mx
@@ -21,6 +20,7 @@ from lpcfg_cli.topology_models import samples as se
 from lpcfg_cli.topology_models import topology_file as modelfile
 from lpcfg_cli.topology_models import unmix as um
 from lpcfg_cli.topology_models.moments import catalan, moment, tables
+from lpcfg_cli.topology_models.unmix_learners import PCFGIEOptions, TopologyData, UnmixLearner
 from tests.support import invoke
 
 # --- the mixing matrix ------------------------------------------------------------------

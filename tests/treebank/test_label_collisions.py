@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.lexicon import Lexicon
 from lpcfg_cli.grammar.training_data import bracketed_data, prepare, text_data
-from lpcfg_cli.learners.pcfg import train_pcfg
 from lpcfg_cli.learners.registry import METHODS
 from lpcfg_cli.model.backoff import coarser_pcfg
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
 from lpcfg_cli.treebank.normalize import normalize

@@ -23,13 +23,13 @@ from lpcfg_cli.engine.batching import blocks
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output, display_name
 from lpcfg_cli.hyperparams import hyper_fields
-from lpcfg_cli.learners.protocol import Progress
 from lpcfg_cli.learners.registry import LM_METHODS as METHODS
 from lpcfg_cli.learners.registry import learner
 from lpcfg_cli.lm.corpus import Sentence, read_corpus
 from lpcfg_cli.lm.lm_file import load_model, save_model
 from lpcfg_cli.lm.perplexity import LanguageModel, sentence_scores
 from lpcfg_cli.lm.perplexity import perplexity as text_perplexity
+from lpcfg_cli.model.protocol import Progress
 from lpcfg_cli.treebank.sentences import read_sentences
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]

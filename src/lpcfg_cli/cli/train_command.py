@@ -38,10 +38,10 @@ from lpcfg_cli.grammar.training_data import DataOptions, TrainingData, prepare, 
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.chain import Chain
 from lpcfg_cli.learners.ensemble import Ensemble, EnsembleOptions
-from lpcfg_cli.learners.protocol import Learner, Progress
 from lpcfg_cli.learners.registry import METHODS, binarization
 from lpcfg_cli.learners.registry import learner as build
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import Learner, Progress
 from lpcfg_cli.parsing.dev_f1 import read_dev_trees
 from lpcfg_cli.treebank.binarize import BinarizeOptions
 

@@ -3,7 +3,7 @@
 
 Thin by design, as `lpcfg train`: ``--model`` chooses the method of
 ``learners.registry.TOPOLOGY_METHODS``, whose options classes give the options
-(``learners.topology``); the learner (``UnmixLearner``) does the work, and this module
+(``topology_models.unmix_learners``); the learner (``UnmixLearner``) does the work, and this module
 reads the input, refuses options the method cannot use, reports and saves.
 """
 
@@ -20,11 +20,11 @@ from lpcfg_cli.cli.paths import encoding_option, input_path, model_output_option
 from lpcfg_cli.cli.stderr import report
 from lpcfg_cli.files.streams import display_name
 from lpcfg_cli.hyperparams import hyper_fields
-from lpcfg_cli.learners.protocol import TOPOLOGY, Progress
 from lpcfg_cli.learners.registry import TOPOLOGY_METHODS as METHODS
 from lpcfg_cli.learners.registry import learner
-from lpcfg_cli.learners.topology import TopologyData, UnmixLearner
+from lpcfg_cli.model.protocol import TOPOLOGY, Progress
 from lpcfg_cli.topology_models import topology_file
+from lpcfg_cli.topology_models.unmix_learners import TopologyData, UnmixLearner
 from lpcfg_cli.treebank.sentences import read_sentences
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]

@@ -15,7 +15,7 @@ the base model's expected counts:
 
 The same vectors give every occurrence of a base symbol (a node, or a level of a chain
 node) its inside and outside vectors, from which split-merge scores its merges
-(``learners.splitmerge.merge_loss``).
+(``latent_pcfg.splitmerge.merge_loss``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
-"""Learners: every method of every family, with the one learner protocol and model
-selection around them. A learner takes its options dataclass up front and ``fit`` returns
-a model: an ``LPCFG`` (the parsing family), a language model (``lm``) or a topology model
-(``topology``).
+"""Learners composed: the registry of every method of every family, model selection around
+a learner, chains and ensembles. The algorithms themselves live with their family: the
+latent-PCFG ones in ``latent_pcfg``, the language models' in ``lm.lm_learners``, the WCFGs'
+in ``wcfg.wcfg_learners``, the topology models' in ``topology_models.unmix_learners``; the
+protocol they share is ``model.protocol``.
 
-Modules, lowest first: ``protocol`` (the learner protocol), ``chain`` (learners fitted in
-turn), ``split`` and ``chain_em`` (splitting symbols into states; EM with unary rules),
-``features`` and ``products`` (node features and per-rule tensor products for the moment
-methods), ``pcfg`` (the treebank PCFG), ``statesearch`` and ``selection`` (model selection
-on dev data, as wrappers), ``pivot``, ``spectral``, ``consistency``, ``em``, ``ensemble``,
-``splitmerge`` (the latent-PCFG algorithms and bundles), ``language_models``, ``topology``
-and ``wcfg`` (the other families' learners over their packages), ``registry`` (method name
+Modules, lowest first: ``chain`` (learners fitted in turn), ``statesearch`` and
+``selection`` (per-nonterminal state search; early stopping and state grids on dev data, as
+wrappers), ``ensemble`` (one method with several seeds, bundled), ``registry`` (method name
 to learner, and model files of every kind).
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from lpcfg_cli.learners.protocol import Learner, Progress
+from lpcfg_cli.model.protocol import Learner, Progress
 
 
 class Chain(Learner):

@@ -16,9 +16,8 @@ from typing import Any
 
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.learners.protocol import Learner, Progress
-from lpcfg_cli.learners.selection import scores_f1
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import Learner, Progress, scores_f1
 
 
 @dataclass(frozen=True)

@@ -32,34 +32,34 @@ from lpcfg_cli.files.model_file import LANGUAGE as LANGUAGE_FILE
 from lpcfg_cli.files.model_file import PARSING as PARSING_FILE
 from lpcfg_cli.grammar.heldout import DevText, DevTrees
 from lpcfg_cli.grammar.training_data import DataOptions, prepare, prepare_trees
+from lpcfg_cli.latent_pcfg.em import EMLearner
+from lpcfg_cli.latent_pcfg.pcfg import PCFGLearner
+from lpcfg_cli.latent_pcfg.pivot import PivotLearner
+from lpcfg_cli.latent_pcfg.spectral import SpectralLearner
+from lpcfg_cli.latent_pcfg.splitmerge import SplitMergeLearner
 from lpcfg_cli.learners.chain import Chain
-from lpcfg_cli.learners.em import EMLearner
 from lpcfg_cli.learners.ensemble import Ensemble
-from lpcfg_cli.learners.language_models import AggregateLearner, KneserNeyLearner
-from lpcfg_cli.learners.pcfg import PCFGLearner
-from lpcfg_cli.learners.pivot import PivotLearner
-from lpcfg_cli.learners.protocol import LM, PARSING, SILENT, TOPOLOGY, Learner, Progress
 from lpcfg_cli.learners.selection import (
     EarlyStopping,
     GridOptions,
     StateSelection,
     StoppingOptions,
 )
-from lpcfg_cli.learners.spectral import SpectralLearner
-from lpcfg_cli.learners.splitmerge import SplitMergeLearner
 from lpcfg_cli.learners.statesearch import SearchOptions
-from lpcfg_cli.learners.topology import OPTIONS as UNMIX_OPTIONS
-from lpcfg_cli.learners.topology import UnmixLearner
-from lpcfg_cli.learners.wcfg import WCFGLearner, WCFGUnsupervisedLearner
 from lpcfg_cli.lm import lm_file
 from lpcfg_cli.lm.aggregate import OPTIONS as AGGREGATE_OPTIONS
 from lpcfg_cli.lm.kneserney import KNOptions
+from lpcfg_cli.lm.lm_learners import AggregateLearner, KneserNeyLearner
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import LM, PARSING, SILENT, TOPOLOGY, Learner, Progress
 from lpcfg_cli.topology_models import topology_file
+from lpcfg_cli.topology_models.unmix_learners import OPTIONS as UNMIX_OPTIONS
+from lpcfg_cli.topology_models.unmix_learners import UnmixLearner
 from lpcfg_cli.treebank.binarize import BinarizeOptions
 from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.conventions import conventions as conventions_preset
 from lpcfg_cli.treebank.tree import Tree
+from lpcfg_cli.wcfg.wcfg_learners import WCFGLearner, WCFGUnsupervisedLearner
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ class Method:
 
     @property
     def iterates(self) -> bool:
-        """Whether a step improves a model iteration by iteration (``selection.Iterative``:
+        """Whether a step improves a model iteration by iteration (``model.protocol.Iterative``:
         EM, split-merge), so that training has a learning curve."""
         return any(step.select is EarlyStopping for step in self.steps)
 

@@ -25,8 +25,8 @@ from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.hyperparams import check, hyper
-from lpcfg_cli.learners.protocol import Progress
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import Progress
 
 
 @dataclass(frozen=True)

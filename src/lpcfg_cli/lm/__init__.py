@@ -10,5 +10,5 @@ Modules, in import order: ``corpus`` (the Brown split, text files, the vocabular
 n-gram events), ``standin`` (the NYT stand-in from nltk's free corpora), ``perplexity``
 (the model protocol and perplexity), ``kneserney`` (kn2, kn3), ``aggregate`` (the
 aggregate bigram model) and ``lm_file`` (model files and the method -> model class
-table). Their learners are ``learners.language_models``.
+table). Their learners are ``lm.lm_learners``.
 """

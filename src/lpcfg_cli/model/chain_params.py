@@ -208,7 +208,7 @@ def split_params(
     pcfg: ChainParams, chains: UnaryChains, states: int, noise: float, seed: int
 ) -> ChainParams:
     """Every base symbol of a one-state PCFG split into ``states`` states (Matsuzaki et al.
-    2005, as ``learners.split.split_model``): each rule's probability spread evenly over the
+    2005, as ``latent_pcfg.split.split_model``): each rule's probability spread evenly over the
     children's states, perturbed by a relative ``noise`` and renormalised."""
     rng = np.random.default_rng(seed)
     m = int(states)

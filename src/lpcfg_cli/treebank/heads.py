@@ -2,7 +2,7 @@
 
 The spectral learner's features use the part-of-speech tag of a constituent's head word.
 Heads are found on the original (unbinarized) trees, where the rules apply, and carried over
-to the binarized nodes by span (``learners.features.binarized_heads``).
+to the binarized nodes by span (``latent_pcfg.features.binarized_heads``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ calls. One protocol for every family of learner, each with its data and model:
 - ``lm``: sentences -> a language model (``lm``); ``dev`` is ``DevText``.
 - ``topology``: sentences or exact moments -> a topology model (``topology_models``).
 
-``start`` is a model to start from, for learners that refine one (EM). Model selection is a
+``start`` is a model to start from, for learners that refine one (EM). What selection reads
+of a learner is here too: ``Iterative`` (a model improved step by step, ``run_steps``) and
+``Decomposable`` (one decomposition, a model for any number of states). Model selection is a
 wrapper around a learner (``learners.selection``: early stopping, state grids and search),
 chaining is ``learners.chain.Chain`` (``pivot+em`` is Pivot then EM), ensembles
 ``learners.ensemble.Ensemble``; ``learners.registry`` composes them per method.
@@ -24,15 +26,19 @@ its flags.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from lpcfg_cli.errors import ParameterError
+import numpy as np
+
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.model.lpcfg import check_size
+from lpcfg_cli.model.lpcfg import LPCFG, check_size
+from lpcfg_cli.numerics.patience import Patience
 
 PARSING, LM, TOPOLOGY = "parsing", "lm", "topology"
 
@@ -57,7 +63,7 @@ class Progress:
     report: Callable[[str], None] = lambda _line: None
     bar: Callable[..., Any] = _no_bar
     # Each step's record of a learner that iterates (an EM iteration, a split-merge cycle:
-    # ``selection.run_steps``), as the model's history keeps it, with the learner's method.
+    # ``model.protocol.run_steps``), as the model's history keeps it, with the learner's method.
     record: Callable[[dict[str, Any]], None] = lambda _record: None
 
 
@@ -158,3 +164,148 @@ class Learner:
     def check(self, dev: bool) -> None:
         """Raise ``errors.ParameterError`` if these options cannot be fitted with(out) dev
         data (so that a command line fails before reading any)."""
+
+
+# --- what model selection reads: candidates, steps, decompositions ------------------------
+
+
+def best_of(
+    candidates: Iterable[tuple[dict[str, Any], LPCFG]],
+    dev: DevTrees | None,
+    report: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[LPCFG, list[dict[str, Any]]]:
+    """The candidate model with the best dev F1 (the first one without ``dev``).
+
+    ``candidates`` yields ``(record, model)``, built lazily so that only one model of a grid
+    is in memory at a time besides the best; each record gets its ``dev_f1`` and is passed
+    to ``report``. Returns the chosen model and every record.
+    """
+    best: LPCFG | None = None
+    best_f1 = float("-inf")
+    history: list[dict[str, Any]] = []
+    for record, model in candidates:
+        if dev is not None:
+            t0 = time.perf_counter()
+            record["dev_f1"] = round(dev.f1(model), 2)
+            record["dev_seconds"] = round(time.perf_counter() - t0, 3)
+        history.append(record)
+        if report:
+            report(record)
+        if record.get("dev_f1", 0.0) > best_f1:  # ties keep the earlier candidate
+            best, best_f1 = model, record.get("dev_f1", 0.0)
+        if dev is None:
+            break
+    if best is None:
+        raise ValueError("best_of needs at least one candidate")
+    return best, history
+
+
+def scores_f1(dev: Any) -> bool:
+    """Whether ``dev`` can score a model's parses (dev trees with a scorer)."""
+    return isinstance(dev, DevTrees) and dev.scores_f1
+
+
+@dataclass
+class Iterate:
+    """One step of an ``Iterative`` learner: its ``record`` for the model's history, the
+    model after it (built only when asked: ``model()``), what the learner needs to finish
+    from it (``state``), and what early stopping reads."""
+
+    index: int
+    record: dict[str, Any]
+    model: Callable[[], LPCFG]
+    state: Any
+    started: float  # time.perf_counter() when the step began
+    heldout: float | None = None  # a held-out log-likelihood, where F1 is not scored
+    converged: bool = False
+    last: bool = False
+
+
+class Iterative(Learner):
+    """A learner that improves one model step by step (``iterates``) and makes the model of
+    a chosen step (``finish``). On its own it keeps the last step; ``EarlyStopping`` chooses
+    among them."""
+
+    unit: ClassVar[str]  # "iteration" or "cycle", in the records and the report
+    seconds_digits: ClassVar[int] = 3
+    f1_digits: ClassVar[int | None] = None  # dev F1 rounded to this many digits (None: not)
+
+    def iterates(self, data: Any, dev: Any, start: Any, progress: Progress) -> Iterator[Iterate]:
+        raise NotImplementedError
+
+    def finish(
+        self, data: Any, chosen: Iterate, history: list[dict[str, Any]], extra: dict[str, Any]
+    ) -> LPCFG:
+        """The model of step ``chosen``, its metadata holding ``history`` and ``extra``."""
+        raise NotImplementedError
+
+    def line(self, record: dict[str, Any]) -> str:
+        """The progress line of one step's record."""
+        raise NotImplementedError
+
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
+        """Every step, the last kept (no selection)."""
+        return run_steps(self, data, dev, start, progress, every=0, patience=None)
+
+
+def run_steps(
+    inner: Iterative,
+    data: Any,
+    dev: Any,
+    start: Any,
+    progress: Progress,
+    every: int,
+    patience: int | None,
+) -> LPCFG:
+    """The steps of ``inner``; with ``patience`` the best by dev F1 (scored every ``every``
+    steps, and at the last or converged one) or else by held-out log-likelihood, stopping
+    after ``patience`` scores without improvement; without, the last step."""
+    f1 = patience is not None and scores_f1(dev)
+    keep: Patience[Iterate] = Patience(patience or 1)
+    history: list[dict[str, Any]] = []
+    step: Iterate | None = None
+    for step in inner.iterates(data, dev, start, progress):
+        if f1 and (step.index % every == 0 or step.last or step.converged):
+            score = float(dev.f1(step.model()))
+            digits = inner.f1_digits
+            step.record["dev_f1"] = round(score, digits) if digits is not None else score
+        step.record["seconds"] = round(time.perf_counter() - step.started, inner.seconds_digits)
+        history.append(step.record)
+        progress.report(inner.line(step.record))
+        progress.record({"method": inner.method, **step.record})
+        score = step.record.get("dev_f1") if f1 else step.heldout
+        if patience is not None and score is not None:
+            keep.offer(score, step)
+        if step.converged or (patience is not None and dev is not None and keep.stop):
+            break
+    if step is None:
+        raise LpcfgError(f"{inner.method} made no {inner.unit}: nothing to choose from")
+    chosen = keep.best if keep.best is not None else step
+    progress.report(f"selected {inner.unit} {chosen.index} of {len(history)}")
+    return inner.finish(data, chosen, history, {})
+
+
+class Decomposable(Learner):
+    """A learner whose one decomposition of the training data gives a model for any number
+    of states (spectral: the leading directions of each symbol's SVD; pivot: each symbol's
+    step 1 with its own cap): ``estimator`` decomposes, ``model`` and ``model_for`` build."""
+
+    def estimator(self, data: Any, largest: int, progress: Progress) -> Any:
+        raise NotImplementedError
+
+    def model(self, est: Any, m: int, data: Any, progress: Progress) -> LPCFG:
+        """The model with at most ``m`` states per symbol."""
+        raise NotImplementedError
+
+    def model_for(self, est: Any, states: np.ndarray, data: Any) -> LPCFG:
+        """The model with (at most) ``states[a]`` states for symbol ``a``."""
+        raise NotImplementedError
+
+    def search_bounds(self, est: Any, m: int) -> np.ndarray:
+        """The most states the search may give each symbol, from a start of ``m``."""
+        raise NotImplementedError
+
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
+        """The model with the options' ``states`` (no selection)."""
+        states = int(self.options.states)
+        return self.model(self.estimator(data, states, progress), states, data, progress)

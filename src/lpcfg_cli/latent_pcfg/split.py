@@ -4,7 +4,7 @@
 the states and slightly perturbed. ``random_model`` (EM from strings): random parameters.
 ``split_maps`` and ``merge_maps``: the state maps of a split-merge cycle (Petrov et al.
 2006, sections 2.1-2.2), shared by the learners of one latent symbol per chain and of
-latent unary rules (``learners.splitmerge``, ``learners.chain_em``).
+latent unary rules (``latent_pcfg.splitmerge``, ``latent_pcfg.chain_em``).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def random_model(pcfg: LPCFG, states: int, seed: int = 0) -> LPCFG:
     the root keeps the PCFG's probability, shared by random weights. Every distribution is
     normalised, the states differ in every rule, and each node has the PCFG's expected
     number of children, so the grammar is consistent when the PCFG is (the string PCFG of
-    ``learners.pcfg.string_pcfg`` is: it is the relative frequencies of any bracketing).
+    ``model.treebank_pcfg.string_pcfg`` is: it is the relative frequencies of any bracketing).
     """
     rng = np.random.default_rng(seed)
     g = pcfg.grammar

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from lpcfg_cli.grammar.heldout import DevText
-from lpcfg_cli.learners.protocol import LM, Learner, Progress
 from lpcfg_cli.lm import aggregate, kneserney
 from lpcfg_cli.lm.aggregate import AggregateLM, AggregateOptions
 from lpcfg_cli.lm.corpus import Sentence, Vocabulary
 from lpcfg_cli.lm.kneserney import KneserNey, KNOptions
 from lpcfg_cli.lm.perplexity import halves
+from lpcfg_cli.model.protocol import LM, Learner, Progress
 
 
 def _sentences(dev: DevText | Sequence[Sentence] | None) -> list[Sentence] | None:
@@ -88,7 +88,7 @@ class AggregateLearner(Learner):
 
 def progress_line(record: dict[str, Any]) -> str:
     """One progress line for an EM iteration or a pivot smoothing run, worded as ``lpcfg
-    train`` words its EM iterations (``learners.em``)."""
+    train`` words its EM iterations (``latent_pcfg.em``)."""
     if "smoothing" in record:
         weight, fitted = record["smoothing"], record["r_iterations"]
         parts = [f"smoothing {weight:g}: r fitted in {fitted} iterations"]

@@ -57,12 +57,11 @@ from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
-from lpcfg_cli.learners.features import OUTSIDE, check_templates, node_weights, template_keys
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.products import accumulate_outer, apply_rules
-from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
-from lpcfg_cli.learners.selection import Decomposable
+from lpcfg_cli.latent_pcfg.features import OUTSIDE, check_templates, node_weights, template_keys
+from lpcfg_cli.latent_pcfg.products import accumulate_outer, apply_rules
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Decomposable, Progress
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.numerics.anchors import anchor_posteriors, cca_vectors
 from lpcfg_cli.treebank.tree import Tree
 

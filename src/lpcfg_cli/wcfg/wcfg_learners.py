@@ -28,9 +28,9 @@ from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar, single_symbol_grammar
 from lpcfg_cli.grammar.training_data import Sentences, TrainingData
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
-from lpcfg_cli.learners.pcfg import string_pcfg
-from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Learner, Progress
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Learner, Progress
+from lpcfg_cli.model.treebank_pcfg import string_pcfg
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.wcfg.algebraic import WCFG, to_model
 from lpcfg_cli.wcfg.completion import learn_unsupervised

@@ -18,8 +18,8 @@ from lpcfg_cli.engine.tree_charts import tree_scores
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.compiled import compile_trees
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.learners.pivot import PivotOptions
-from lpcfg_cli.learners.spectral import SpectralOptions
+from lpcfg_cli.latent_pcfg.pivot import PivotOptions
+from lpcfg_cli.latent_pcfg.spectral import SpectralOptions
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from lpcfg_cli.model.sampling import sample_trees
 from lpcfg_cli.treebank.tree import Tree

@@ -4,7 +4,7 @@ Every symbol gets ``m`` latent states; the training trees are observed without t
 maximises the likelihood of the skeletal trees.
 
 - Initialisation: the treebank PCFG split into ``m`` states with a seeded relative random
-  perturbation, renormalised (``learners.split.split_model``), or a start model (``--init``,
+  perturbation, renormalised (``latent_pcfg.split.split_model``), or a start model (``--init``,
   or the previous learner of a chain such as pivot+em). Symbols may have different state
   counts (a start model's are kept): parameters are padded to the largest and the padding
   stays exactly zero.
@@ -15,7 +15,7 @@ maximises the likelihood of the skeletal trees.
   once and reused every iteration (``engine.latent.PlanCache``). Merged identical trees
   (``TrainingData.weights``) count as often as they were seen.
 - M-step: expected counts normalised per (symbol, state).
-- Selection: each iteration is a step of ``selection.Iterative``; alone, EM keeps the last.
+- Selection: each iteration is a step of ``model.protocol.Iterative``; alone, EM keeps the last.
   Wrapped in ``selection.EarlyStopping`` (the ``em`` method), the iteration with the best dev
   F1 (scored every ``dev_f1_every`` iterations and at the end) is kept, or from text the
   best dev log-likelihood, and training stops after ``patience`` scores without
@@ -30,10 +30,11 @@ From text (``TrainingData.text``: sentences without trees, on the single-symbol 
 EM is the inside-outside algorithm of Baker (1979) and Lari & Young (1990): the E-step sums
 over every tree of each distinct sentence (``engine.string_charts``), counted as often as the
 sentence was seen; EM starts from seeded random parameters (``split.random_model``) around
-the string PCFG (``pcfg.string_pcfg``, whose lexicon, the unigram distribution, is the one
-lexicon smoothing pulls toward); with dev sentences (``DevText``, or the words of dev
-trees) the iteration with the best dev log-likelihood is kept and training stops after
-``patience`` of them without improvement. M-step and smoothing are the same.
+the string PCFG (``model.treebank_pcfg.string_pcfg``, whose lexicon, the unigram
+distribution, is the one lexicon smoothing pulls toward); with dev sentences (``DevText``,
+or the words of dev trees) the iteration with the best dev log-likelihood is kept and
+training stops after ``patience`` of them without improvement. M-step and smoothing are the
+same.
 """
 
 from __future__ import annotations
@@ -63,13 +64,12 @@ from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.grammar.unary_chains import UnaryChains
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
-from lpcfg_cli.learners.chain_em import ChainModel, ChainTrees, em_steps, lexicon_prior
-from lpcfg_cli.learners.pcfg import string_pcfg, train_pcfg
-from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
-from lpcfg_cli.learners.selection import Iterate, Iterative
-from lpcfg_cli.learners.split import random_model, split_model
+from lpcfg_cli.latent_pcfg.chain_em import ChainModel, ChainTrees, em_steps, lexicon_prior
+from lpcfg_cli.latent_pcfg.split import random_model, split_model
 from lpcfg_cli.model.chain_params import split_params, treebank_params
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
+from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Iterate, Iterative, Progress
+from lpcfg_cli.model.treebank_pcfg import string_pcfg, train_pcfg
 
 
 @dataclass(frozen=True)
@@ -365,7 +365,7 @@ class EMLearner(Iterative):
     def _chain_iterates(
         self, data: TrainingData, dev: DevTrees | DevText | None, progress: Progress
     ) -> Iterator[Iterate]:
-        """EM iterations of the model with unary rules (``learners.chain_em``), from the
+        """EM iterations of the model with unary rules (``latent_pcfg.chain_em``), from the
         treebank (a start model keeps its own grammar: ``inert``)."""
         opts, grammar = self.options, data.grammar
         coarse = train_pcfg(grammar, data.bank, {}, data.weights).coarse

@@ -54,7 +54,7 @@ from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
-from lpcfg_cli.learners.features import (
+from lpcfg_cli.latent_pcfg.features import (
     INSIDE,
     OUTSIDE,
     FeatureOptions,
@@ -63,10 +63,9 @@ from lpcfg_cli.learners.features import (
     node_features,
     node_weights,
 )
-from lpcfg_cli.learners.pcfg import estimate_pcfg
-from lpcfg_cli.learners.protocol import MAX_STATES, STATES_HELP, Progress
-from lpcfg_cli.learners.selection import Decomposable
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Decomposable, Progress
+from lpcfg_cli.model.treebank_pcfg import estimate_pcfg
 from lpcfg_cli.numerics.svd import SVD, truncated_svd
 from lpcfg_cli.treebank.tree import Tree
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper
-from lpcfg_cli.learners.protocol import TOPOLOGY, Learner, Progress
+from lpcfg_cli.model.protocol import TOPOLOGY, Learner, Progress
 from lpcfg_cli.topology_models.samples import (
     ByLength,
     PairMoments,

@@ -1,4 +1,5 @@
-"""The treebank PCFG (one latent state per symbol): relative-frequency estimates.
+"""The treebank PCFG (one latent state per symbol): relative-frequency estimates (the
+learner is ``latent_pcfg.pcfg.PCFGLearner``).
 
 It is the baseline every latent method is measured against, and the coarse grammar every
 model carries for coarse-to-fine pruning. Lexical smoothing comes from the lexicon: rare
@@ -8,15 +9,13 @@ get the pre-terminal distribution of rare training words of the same shape.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.grammar.training_data import Sentences, TrainingData
-from lpcfg_cli.learners.protocol import Learner, Progress
+from lpcfg_cli.grammar.training_data import Sentences
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 
 
@@ -125,27 +124,3 @@ def string_pcfg(grammar: Grammar, text: Sentences) -> LPCFG:
         "probabilistic",
         {"method": "pcfg"},
     )
-
-
-@dataclass(frozen=True)
-class PCFGOptions:
-    """The treebank PCFG has no hyper-parameters (smoothing comes from the lexicon)."""
-
-
-class PCFGLearner(Learner):
-    """Relative frequencies of the training trees (deterministic; nothing to select)."""
-
-    method = "pcfg"
-    Options = PCFGOptions
-    decode = "max-marginal"
-    takes_dev = False
-    takes_weights = True
-
-    def inert(self, dev: bool, start: bool) -> dict[str, str]:
-        return {
-            "states": "with {method} (the treebank PCFG has one state per symbol)",
-            "seed": "with {method} (it is deterministic)",
-        }
-
-    def _fit(self, data: TrainingData, dev: None, start: None, progress: Progress) -> LPCFG:
-        return train_pcfg(data.grammar, data.bank, data.meta(), data.weights)

@@ -9,7 +9,7 @@ write the model compiled into the collapsed grammar (``ChainModel.to_model``).
 - M-step: expected counts normalised per base ``(symbol, state)`` over its binary, unary and
   lexical rules; smoothing toward the average over the symbol's states (Petrov et al. 2006,
   section 2.3) for every kind of rule; lexicon smoothing toward the treebank's base lexicon
-  (as ``learners.em``).
+  (as ``latent_pcfg.em``).
 - Split (Petrov et al. 2006, section 2.1) and merge (section 2.2) on the base symbols: a
   merge's loss is summed over every occurrence of the symbol, chain levels included, from
   the occurrence's inside and outside vectors (``engine.chain_counts.Occurrences``).
@@ -31,7 +31,7 @@ from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.unary_chains import UnaryChains
-from lpcfg_cli.learners.split import merge_losses, merge_maps, split_maps
+from lpcfg_cli.latent_pcfg.split import merge_losses, merge_maps, split_maps
 from lpcfg_cli.model.chain_params import (
     ChainParams,
     normalised,
@@ -202,7 +202,7 @@ def split(
     rng: np.random.Generator,
 ) -> tuple[ChainParams, np.ndarray]:
     """Every state of every base symbol with at most ``max_states / 2`` states split in two
-    (as ``learners.splitmerge.split_states``); returns the new parameters and ``halves``
+    (as ``latent_pcfg.splitmerge.split_states``); returns the new parameters and ``halves``
     ``(Nb, M')``, True at the first state of each split pair."""
     new, to, halves = split_maps(params.states, max_states)
     m_new = int(new.max())

@@ -7,7 +7,7 @@ Each cycle:
    state's probability is halved between its two halves, then every entry is perturbed by a
    relative ``noise`` and each distribution renormalised (section 2.1: the noise breaks the
    symmetry EM could not break).
-2. EM (``iterations``, on the chart engine, ``learners.em``).
+2. EM (``iterations``, on the chart engine, ``latent_pcfg.em``).
 3. Merge (section 2.2): the loss in training likelihood of merging each pair of halves back
    is approximated node by node from the inside and outside scores: at a node of ``a``,
    ``P_merged / P = 1 - (a1 b1 + a2 b2) + (p1 a1 + p2 a2)(b1 + b2)`` with ``a``, ``b`` the
@@ -18,7 +18,7 @@ Each cycle:
 4. EM again (``iterations // 2``), with EM's smoothing toward each parent's state average
    (section 2.3).
 
-Each cycle is a step of ``selection.Iterative``: wrapped in ``selection.EarlyStopping`` (the
+Each cycle is a step of ``model.protocol.Iterative``: wrapped in ``selection.EarlyStopping`` (the
 ``splitmerge`` method: dev F1 after every cycle, patience 1) the best cycle on dev is kept;
 without dev trees the last. Models end with per-symbol state counts: frequent
 symbols get many states, rare ones few. The engine pads every symbol to the largest count,
@@ -40,18 +40,17 @@ from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.grammar.unary_chains import UnaryChains
 from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
-from lpcfg_cli.learners.chain_em import ChainTrees, em_steps, lexicon_prior
-from lpcfg_cli.learners.chain_em import merge as chain_merge
-from lpcfg_cli.learners.chain_em import merge_loss as chain_merge_loss
-from lpcfg_cli.learners.chain_em import split as chain_split
-from lpcfg_cli.learners.chain_em import to_model as chain_model
-from lpcfg_cli.learners.em import EMLearner, EMOptions, converged_at
-from lpcfg_cli.learners.pcfg import train_pcfg
-from lpcfg_cli.learners.protocol import MAX_STATES, Progress
-from lpcfg_cli.learners.selection import Iterate, Iterative
-from lpcfg_cli.learners.split import merge_losses, merge_maps, split_maps
+from lpcfg_cli.latent_pcfg.chain_em import ChainTrees, em_steps, lexicon_prior
+from lpcfg_cli.latent_pcfg.chain_em import merge as chain_merge
+from lpcfg_cli.latent_pcfg.chain_em import merge_loss as chain_merge_loss
+from lpcfg_cli.latent_pcfg.chain_em import split as chain_split
+from lpcfg_cli.latent_pcfg.chain_em import to_model as chain_model
+from lpcfg_cli.latent_pcfg.em import EMLearner, EMOptions, converged_at
+from lpcfg_cli.latent_pcfg.split import merge_losses, merge_maps, split_maps
 from lpcfg_cli.model.chain_params import ChainParams, treebank_params
 from lpcfg_cli.model.lpcfg import LPCFG
+from lpcfg_cli.model.protocol import MAX_STATES, Iterate, Iterative, Progress
+from lpcfg_cli.model.treebank_pcfg import train_pcfg
 
 
 @dataclass(frozen=True)
@@ -153,7 +152,7 @@ class SplitMergeLearner(Iterative):
             yield _cycle(cycle, record, model, t0, opts.cycles)
 
     def _chain_iterates(self, data: TrainingData) -> Iterator[Iterate]:
-        """The cycles on the base grammar with unary rules (``learners.chain_em``), from the
+        """The cycles on the base grammar with unary rules (``latent_pcfg.chain_em``), from the
         treebank (a start model keeps its own grammar: ``inert``)."""
         opts, g = self.options, data.grammar
         rng = np.random.default_rng(opts.seed)
