@@ -192,3 +192,27 @@ def test_a_sentence_too_large_for_memory_is_named_and_the_rest_run(latent, monke
         OUT_OF_MEMORY if len(s) == huge else None for s in sentences
     ]
     assert all(s.sign != 0 for s, w in zip(scores, sentences, strict=True) if len(w) != huge)
+
+
+def test_a_path_is_arranged_through_the_cache_even_with_its_model_loaded(
+    latent, tmp_path, monkeypatch
+):
+    """``NltkParser(path)`` loads the model (for tree probabilities) and still takes its
+    arrangement from the cache; on a miss it arranges the model it holds, reading the file
+    once."""
+    monkeypatch.setenv("LPCFG_CACHE_DIR", str(tmp_path / "cache"))
+    sentences = sentences_of(latent)[:3]
+    reads, arranged = [], []
+    load, of = LPCFG.load.__func__, ArrangedModel.of.__func__
+    monkeypatch.setattr(LPCFG, "load", classmethod(lambda c, p: reads.append(p) or load(c, p)))
+    monkeypatch.setattr(
+        ArrangedModel, "of", classmethod(lambda c, m: arranged.append(m) or of(c, m))
+    )
+    cold = lp.NltkParser(latent / "m.npz")
+    list(cold.parse_sents(sentences))
+    assert (len(reads), len(arranged)) == (1, 1)  # a miss: the loaded model arranged
+    list(Parser(latent / "m.npz").trees(sentences))  # keeps it in the cache
+    reads.clear(), arranged.clear()
+    warm = lp.NltkParser(latent / "m.npz")
+    list(warm.parse_sents(sentences))
+    assert (len(reads), len(arranged)) == (1, 0)  # the arrangement came from the cache

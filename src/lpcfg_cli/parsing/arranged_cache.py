@@ -141,14 +141,16 @@ def entry_path(folder: str, source: dict[str, object]) -> str:
     return os.path.join(folder, key.hexdigest() + SUFFIX)
 
 
-def arrange(path: str) -> ArrangedModel:
+def arrange(path: str, loaded: LPCFG | None = None) -> ArrangedModel:
     """The model file at ``path`` (``-``: stdin) arranged for parsing, from the cache when it
     holds it (see the module), else loaded (``LPCFG.load``: a bad file is its
-    ``LpcfgError``), arranged and kept."""
+    ``LpcfgError``), arranged and kept. ``loaded``: the file's model, already read by the
+    caller, arranged on a miss instead of reading the file again; it is not kept, since the
+    file may have changed since it was read (the next run keeps its own)."""
     folder = cache_folder()
     source = None if path == "-" or folder is None else source_of(path)
     if folder is None or source is None:
-        return ArrangedModel.of(LPCFG.load(path))
+        return ArrangedModel.of(loaded if loaded is not None else LPCFG.load(path))
     entry = entry_path(folder, source)
     try:
         arranged, header = ArrangedModel.load(entry)
@@ -157,6 +159,8 @@ def arrange(path: str) -> ArrangedModel:
             return arranged
     except (OSError, ValueError):
         pass  # missing, torn or of another version: arranged anew below
+    if loaded is not None:
+        return ArrangedModel.of(loaded)
     arranged = ArrangedModel.of(LPCFG.load(path))
     if source_of(path) == source:  # not changed while it was read
         _keep(folder, entry, arranged, source)

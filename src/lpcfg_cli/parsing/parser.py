@@ -133,12 +133,13 @@ class Parser:
 
     @property
     def arranged(self) -> ArrangedModel:
-        """The model arranged for parsing (through the cache for a path)."""
+        """The model arranged for parsing (through the cache for a path, the model already
+        loaded from it, if it was, arranged on a miss)."""
         if self._arranged is None:
-            if self._model is not None:
-                self._arranged = ArrangedModel.of(self._model)
+            if self.path is not None:
+                self._arranged = arrange(self.path, self._model)
             else:
-                self._arranged = arrange(self.path)  # type: ignore[arg-type]
+                self._arranged = ArrangedModel.of(self._model)  # type: ignore[arg-type]
         return self._arranged
 
     @cached_property
