@@ -13,6 +13,7 @@ import pytest
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar, right_child_bits, symbol_prior
 from lpcfg_cli.engine.coarse import (
+    CoarseRules,
     _bit_index,
     _popcount,
     chart_size,
@@ -181,20 +182,7 @@ def test_kernel_leaves_its_charts_zero(seed):
     lex_cut = random_lexical(12, rng)  # with a cut: what cut items hold is zeroed too
     for lex, cut in ((random_lexical(12, rng), 0.0), (no_parse, 0.0), (lex_cut, 0.05)):
         charts = np.zeros((4, chart_size(len(lex), N_SYM)))
-        out = sentence_posteriors(
-            lex,
-            root,
-            g.left_ptr,
-            g.right_bits,
-            g.right_rank,
-            g.pair_ptr,
-            g.parent,
-            g.prob,
-            charts,
-            g.prior,
-            0.0,
-            cut,
-        )
+        out = sentence_posteriors(lex, root, CoarseRules.of(g), charts, g.prior, 0.0, cut)
         assert len(out[0]) > 0 or out[4] == -np.inf
         assert not charts.any()
 
@@ -229,9 +217,9 @@ def test_each_phase_matches_the_dense_reference(seed):
     g = CoarseGrammar.build(N_SYM, rules, prob)
     lex = random_lexical(11, np.random.default_rng(200 + seed))
     n = len(lex)
-    pcfg = (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob)
+    rules_of_g = CoarseRules.of(g)
     charts = np.zeros((4, chart_size(n, N_SYM)))
-    ix = inside_chart(lex, *pcfg, charts, g.prior, 0.0)
+    ix = inside_chart(lex, rules_of_g, charts, g.prior, 0.0)
     alpha = dense_inside(lex, dense_tensor(rules, prob))
     got = np.zeros_like(alpha)
     for i in range(n):
@@ -245,7 +233,7 @@ def test_each_phase_matches_the_dense_reference(seed):
     z_ref, mu_ref = reference(lex, rules, prob, root)
     assert z > 0
     assert ix.sc[0, n] + np.log(z) == pytest.approx(np.log(z_ref), rel=1e-12)
-    outside_chart(root, z, *pcfg, charts, ix, 0.0)
+    outside_chart(root, z, rules_of_g, charts, ix, 0.0)
     start, end, sym, post = item_posteriors(charts, ix, 0.0)
     mu = np.zeros_like(mu_ref)
     mu[start, end, sym] = post
@@ -348,7 +336,7 @@ def test_a_sentence_the_beam_leaves_unparsed_is_parsed_without_it():
     lex[:, p_sym] = 1.0
     g = CoarseGrammar.build(4, rules, prob, root)
     charts = np.zeros((4, chart_size(3, 4)))
-    pcfg = (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob, charts, g.prior)
+    pcfg = (CoarseRules.of(g), charts, g.prior)
     assert sentence_posteriors(lex, root, *pcfg, 0.6, 0.0)[4] == -np.inf
     exact = sentence_posteriors(lex, root, *pcfg, 0.0, 0.0)
     assert exact[4] == pytest.approx(np.log(0.5))

@@ -325,7 +325,7 @@ def _pack_stored(stored, offsets, dims, order, group_ptr, *, m: int, dtype: type
     inv = np.empty(r, np.int64)
     inv[order] = np.arange(r)
     rule_group = np.repeat(np.arange(n_groups), np.diff(group_ptr))
-    args = (stored.mask, stored.size, stored.kept, offsets, dims, inv, rule_group, flush)
+    args = ((stored.mask, stored.size, stored.kept), (offsets, dims, inv, rule_group), flush)
     live_a = np.zeros((r, m), np.bool_)
     gb, gc = np.zeros((n_groups, m), np.bool_), np.zeros((n_groups, m), np.bool_)
     none1, none2 = np.zeros(0, np.int64), np.zeros((0, 0), np.int64)
@@ -362,13 +362,17 @@ def _entry(t, r, offsets, dims):
 
 
 @kernel(nogil=True)
-def _stored_pass(mask, size, kept, offsets, dims, inv, rule_group, flush, live, filling, at, out):
-    """One walk over the stored entries that live (``>= flush``). Without ``filling`` it
+def _stored_pass(stored, rules, flush, live, filling, at, out):
+    """One walk over the stored entries (``stored``: the ``StoredEntries``' mask, size and
+    kept values) that live (``>= flush``); ``rules``: each rule's offset and dims in the
+    flat array, its place in sorted order and its group. Without ``filling`` it
     marks ``live`` = (per sorted rule its parent states, per group its left and right child
     states), as ``_live_states`` does; with ``filling`` it puts each entry into its rule's
     packed ``(A_q, K_g)`` block of ``out``, placed by ``at`` = ``(t_ptr, ra, rb, rc, nc,
     width)`` (``ra``, ``rb``, ``rc``: a state's place among the rule's or the group's live
     states)."""
+    mask, size, kept = stored
+    offsets, dims, inv, rule_group = rules
     live_a, gb, gc = live
     t_ptr, ra, rb, rc, nc, width = at
     k, r, a, b = 0, 0, 0, 0

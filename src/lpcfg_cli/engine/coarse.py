@@ -158,6 +158,23 @@ FAST = {"reassoc", "contract"}
 # from the charts the phase writes, and both phases ran slower so.
 
 
+class CoarseRules(NamedTuple):
+    """A ``CoarseGrammar``'s binary rules as the phases read them (its fields of the same
+    names): the pairs of each left child, their right children as bit sets and ranks, and
+    each pair's rules (parents and probabilities)."""
+
+    left_ptr: np.ndarray
+    right_bits: np.ndarray
+    right_rank: np.ndarray
+    pair_ptr: np.ndarray
+    parent: np.ndarray
+    prob: np.ndarray
+
+    @classmethod
+    def of(cls, g: CoarseGrammar) -> CoarseRules:
+        return cls(g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob)
+
+
 class ChartIndex(NamedTuple):
     """Where one sentence's items are: built by the inside phase, read by the others.
 
@@ -242,16 +259,7 @@ def _span_scratch(n, n_sym):
 
 @kernel(nogil=True, fastmath=FAST, inline="always")
 def inside_chart(
-    lex: np.ndarray,
-    left_ptr: np.ndarray,
-    right_bits: np.ndarray,
-    right_rank: np.ndarray,
-    pair_ptr: np.ndarray,
-    parent: np.ndarray,
-    prob: np.ndarray,
-    charts: np.ndarray,
-    prior: np.ndarray,
-    beam: float,
+    lex: np.ndarray, rules: CoarseRules, charts: np.ndarray, prior: np.ndarray, beam: float
 ) -> ChartIndex:
     """The inside phase: the scaled inside values of every item, written to ``charts[0]``
     (start-major) and ``charts[1]`` (end-major); returns the ``ChartIndex`` of the items.
@@ -262,6 +270,7 @@ def inside_chart(
     With ``beam > 0`` every span but the whole sentence is pruned by the coarse beam
     (``_beam``); the phases after see the pruned chart.
     """
+    left_ptr, right_bits, right_rank, pair_ptr, parent, prob = rules
     n, n_sym = lex.shape
     ins_s, ins_e = charts[0], charts[1]
     sbase, ebase = _bases(n, n_sym)
@@ -387,17 +396,7 @@ def _parents_of_left(n_sym, n_words, left_ptr, pair_ptr, parent):
 
 @kernel(nogil=True, fastmath=FAST, inline="always")
 def outside_chart(
-    root: np.ndarray,
-    z: float,
-    left_ptr: np.ndarray,
-    right_bits: np.ndarray,
-    right_rank: np.ndarray,
-    pair_ptr: np.ndarray,
-    parent: np.ndarray,
-    prob: np.ndarray,
-    charts: np.ndarray,
-    ix: ChartIndex,
-    cut: float,
+    root: np.ndarray, z: float, rules: CoarseRules, charts: np.ndarray, ix: ChartIndex, cut: float
 ) -> None:
     """The outside phase, after ``inside_chart`` (``ix``) and ``root_inside`` (``z > 0``):
     the outside values divided by the sentence's scaled probability, of the left children in
@@ -420,6 +419,7 @@ def outside_chart(
     parser does after its passes, but while the outside values are formed, so that the cut
     items' descendants lose what came through them.
     """
+    left_ptr, right_bits, right_rank, pair_ptr, parent, prob = rules
     n, n_sym, sc, items = ix.n, ix.n_sym, ix.sc, ix.items
     ins_s, ins_e, out_s, out_e = charts[0], charts[1], charts[2], charts[3]
     sbase, ebase, first, count = ix.sbase, ix.ebase, ix.first, ix.count
@@ -549,12 +549,7 @@ def clear_charts(charts: np.ndarray, ix: ChartIndex) -> None:
 def sentence_posteriors(
     lex: np.ndarray,
     root: np.ndarray,
-    left_ptr: np.ndarray,
-    right_bits: np.ndarray,
-    right_rank: np.ndarray,
-    pair_ptr: np.ndarray,
-    parent: np.ndarray,
-    prob: np.ndarray,
+    rules: CoarseRules,
     charts: np.ndarray,
     prior: np.ndarray,
     beam: float,
@@ -573,17 +568,13 @@ def sentence_posteriors(
     ``N n (n + 1) / 2`` doubles (pages never written stay unmapped; what they cost a long
     sentence: docs/design-notes.md, The coarse pass).
     """
-    ix = inside_chart(
-        lex, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, prior, beam
-    )
+    ix = inside_chart(lex, rules, charts, prior, beam)
     z = root_inside(charts, root, ix)
     if z <= 0.0 or ix.sc[0, ix.n] == -np.inf:
         clear_charts(charts, ix)
         none = np.zeros(0, dtype=np.int64)
         return none, none, none, np.zeros(0), -np.inf
-    outside_chart(
-        root, z, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, ix, cut
-    )
+    outside_chart(root, z, rules, charts, ix, cut)
     starts, ends, syms, post = item_posteriors(charts, ix, cut)
     clear_charts(charts, ix)
     return starts, ends, syms, post, ix.sc[0, ix.n] + np.log(z)
@@ -623,7 +614,9 @@ def coarse_posteriors(
         layout.lengths,
         first,
         np.asarray(root, dtype=np.float64),
-        (g.left_ptr, g.right_bits, g.right_rank, g.pair_ptr, g.parent, g.prob, charts, g.prior),
+        CoarseRules.of(g),
+        charts,
+        g.prior,
         beam,
         cut,
     )
@@ -632,11 +625,10 @@ def coarse_posteriors(
 
 
 @kernel(interruptible=True, nogil=True)
-def batch_posteriors(lex_all, base, lengths, first, root, pcfg, beam, cut):
+def batch_posteriors(lex_all, base, lengths, first, root, rules, charts, prior, beam, cut):
     """``coarse_posteriors`` of every sentence of a batch, in one call: ``(keys, posteriors,
     log Z per sentence)``, the keys in sentence order (not sorted). A sentence the beam
     leaves without a parse is parsed again without it."""
-    left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts, prior = pcfg
     n_sym = lex_all.shape[1]
     log_z = np.full(len(lengths), -np.inf)
     keys = np.empty(1024, dtype=np.int64)
@@ -648,15 +640,9 @@ def batch_posteriors(lex_all, base, lengths, first, root, pcfg, beam, cut):
             continue
         row = base[1, s] - first
         lex = lex_all[row : row + n]
-        start, end, sym, mu, z = sentence_posteriors(
-            lex, root, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts,
-            prior, beam, cut,
-        )  # fmt: skip
+        start, end, sym, mu, z = sentence_posteriors(lex, root, rules, charts, prior, beam, cut)
         if z == -np.inf and beam > 0.0:  # the beam left no parse: again without it
-            start, end, sym, mu, z = sentence_posteriors(
-                lex, root, left_ptr, right_bits, right_rank, pair_ptr, parent, prob, charts,
-                prior, 0.0, cut,
-            )  # fmt: skip
+            start, end, sym, mu, z = sentence_posteriors(lex, root, rules, charts, prior, 0.0, cut)
         log_z[s] = z
         while used + len(mu) > len(keys):
             keys, values = _doubled(keys), _doubled(values)

@@ -36,10 +36,97 @@ chart (docs/design-notes.md, Where the latent pass spends its time).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from lpcfg_cli.engine.dispatch import kernel
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
+
+# The kernels take their arrays in named bundles. A bundle reaches a kernel as a tuple (the
+# extension module's signatures, ``precompiled_signatures``, spell each as ``Tuple((...))``,
+# recorded from the calls) and the kernel unpacks it by position in its first lines, so that
+# one compiled function serves a bundle and a plain tuple of the same arrays alike.
+
+
+class RuleArrays(NamedTuple):
+    """A ``chart_grammars.LatentGrammar``'s binary rules as the kernels read them, grouped by
+    children pair ``g``: its rules ``q`` are ``group_ptr[g]:group_ptr[g + 1]``; rule ``q``'s
+    live parent states ``a_idx[a_ptr[q]:a_ptr[q + 1]]``; the pair's live left and right
+    states ``b_idx[b_ptr[g]:b_ptr[g + 1]]`` and ``c_idx[c_ptr[g]:c_ptr[g + 1]]``; rule ``q``'s
+    packed ``(A_q, K_g)`` tensor block ``packed[t_ptr[q]:t_ptr[q + 1]]``."""
+
+    group_ptr: np.ndarray
+    a_ptr: np.ndarray
+    a_idx: np.ndarray
+    b_ptr: np.ndarray
+    b_idx: np.ndarray
+    c_ptr: np.ndarray
+    c_idx: np.ndarray
+    t_ptr: np.ndarray
+    packed: np.ndarray
+
+
+class ChunkPlan(NamedTuple):
+    """A chunk's rows (parent span, children pair) and split entries, both grouped by pair
+    (``plan_chunk``)."""
+
+    slot_p: np.ndarray  # parent span of each slot (a row, in pair order)
+    gstart: np.ndarray  # first slot of each pair (G + 1)
+    estart: np.ndarray  # first entry of each pair (G + 1)
+    best: np.ndarray  # largest pair scale per parent span of the chunk
+    e_slot: np.ndarray  # each entry's slot
+    e_x: np.ndarray  # its left item
+    e_y: np.ndarray  # its right item
+    e_pair: np.ndarray  # sc[left span] + sc[right span]
+    poff: np.ndarray  # first parent item of each pair in ``pit`` (G + 1)
+    pit: np.ndarray  # parent item of each (slot, rule of its pair), -1 for none
+
+
+class KeptPlan(NamedTuple):
+    """The structure of a ``ChunkPlan`` that ``latent.PlanCache`` keeps (``refresh_plan``
+    rebuilds the rest): the pairs with rows, their slot and entry ends, and the plan's
+    slots, entries and parent items."""
+
+    groups: np.ndarray
+    gend: np.ndarray
+    eend: np.ndarray
+    slot_p: np.ndarray
+    e_slot: np.ndarray
+    e_x: np.ndarray
+    e_y: np.ndarray
+    pit: np.ndarray
+
+
+class SpanItems(NamedTuple):
+    """A chart's spans and items as ``plan_chunk`` reads them: the layout's span ids
+    (``base[length, sentence] + start``), each span's sentence and start, each span's first
+    item, each item's symbol, and each span's scale (``engine.scaling``)."""
+
+    base: np.ndarray
+    span_sent: np.ndarray
+    span_start: np.ndarray
+    span_first: np.ndarray
+    item_sym: np.ndarray
+    sc: np.ndarray
+
+
+class PairIndex(NamedTuple):
+    """Which children pair a rule belongs to: ``pair_group[b * n_sym + c]`` (-1: none),
+    the pairs' rules (``RuleArrays.group_ptr``) and each rule's parent symbol."""
+
+    n_sym: int
+    pair_group: np.ndarray
+    group_ptr: np.ndarray
+    rule_parent: np.ndarray
+
+
+class PairScratch(NamedTuple):
+    """Per-pair scratch of ``enumerate_rows`` (``stamp`` all below the chunk's first span)."""
+
+    stamp: np.ndarray
+    valid: np.ndarray
+    rowidx: np.ndarray
 
 
 @kernel(nogil=True)
@@ -75,35 +162,21 @@ def _resized(a: np.ndarray, used: int, size: int) -> np.ndarray:
 
 
 @kernel(nogil=True)
-def enumerate_rows(
-    p0,
-    p1,
-    length,
-    base,
-    span_sent,
-    span_start,
-    span_first,
-    item_sym,
-    sc,
-    n_sym,
-    pair_group,
-    group_ptr,
-    rule_parent,
-    stamp,
-    valid,
-    rowidx,
-    prune,
-):
+def enumerate_rows(p0, p1, length, spans, pairs, scratch, prune):
     """Rows ``(parent span, pair)`` of parents ``p0:p1`` (all of one ``length``) and their
-    entries ``(row, left item, right item, sc[left] + sc[right])``.
+    entries ``(row, left item, right item, sc[left] + sc[right])``, from the chart's
+    ``SpanItems`` and the grammar's ``PairIndex``.
 
     A pair is a row if some split has both children items (with ``prune``: with a finite
     scale) and some rule of the pair has its parent item at the span. Also returns the
-    largest ``sc[left] + sc[right]`` per parent span. ``stamp``, ``valid`` and ``rowidx`` are
-    per-pair scratch arrays (``stamp`` all < ``p0`` on entry). Without ``prune`` the rows
-    and entries depend on the items only (``PlanCache``); an entry whose pair scale is -inf
-    then gets weight 0 (``split_weight``).
+    largest ``sc[left] + sc[right]`` per parent span. ``scratch``: ``PairScratch`` (its
+    ``stamp`` all < ``p0`` on entry). Without ``prune`` the rows and entries depend on the
+    items only (``PlanCache``); an entry whose pair scale is -inf then gets weight 0
+    (``split_weight``).
     """
+    base, span_sent, span_start, span_first, item_sym, sc = spans
+    n_sym, pair_group, group_ptr, rule_parent = pairs
+    stamp, valid, rowidx = scratch
     cap = 1024
     row_p = np.empty(cap, dtype=np.int64)
     row_g = np.empty(cap, dtype=np.int64)
@@ -196,53 +269,19 @@ def group_slots(row_g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarra
 
 
 @kernel(nogil=True)
-def plan_chunk(
-    p0,
-    p1,
-    length,
-    base,
-    span_sent,
-    span_start,
-    span_first,
-    item_sym,
-    sc,
-    n_sym,
-    pair_group,
-    group_ptr,
-    rule_parent,
-    stamp,
-    valid,
-    rowidx,
-    prune,
-):
-    """Rows and entries of a chunk, both grouped by children pair (``prune``: see
+def plan_chunk(p0, p1, length, spans, pairs, scratch, prune):
+    """Rows and entries of a chunk, both grouped by children pair (arguments: see
     ``enumerate_rows``).
 
-    Returns (span of each slot, first slot of each pair, first entry of each pair, best pair
-    scale per parent span, entry slots, entry left items, entry right items, entry pair
-    scales, first parent item of each pair, parent items). Working pair by pair keeps each
+    Returns the fields of a ``ChunkPlan``, in its order. Working pair by pair keeps each
     pair's split sums in cache. The parent items (``parent_items``) depend on the items
     only: found here once, every pass over the chunk reads them.
     """
     row_p, row_g, best, ent_row, ent_x, ent_y, ent_pair = enumerate_rows(
-        p0,
-        p1,
-        length,
-        base,
-        span_sent,
-        span_start,
-        span_first,
-        item_sym,
-        sc,
-        n_sym,
-        pair_group,
-        group_ptr,
-        rule_parent,
-        stamp,
-        valid,
-        rowidx,
-        prune,
+        p0, p1, length, spans, pairs, scratch, prune
     )
+    span_first, item_sym = spans[3], spans[4]
+    group_ptr, rule_parent = pairs[2], pairs[3]
     n_groups = len(group_ptr) - 1
     row_slot, gstart = group_slots(row_g, n_groups)
     slot_p = np.empty(len(row_p), dtype=np.int64)
@@ -291,16 +330,17 @@ def parent_items(gstart, group_ptr, slot_p, span_first, item_sym, rule_parent):
 
 
 @kernel(nogil=True)
-def refresh_plan(p0, p1, group_ptr, groups, gend, eend, slot_p, e_slot, e_x, e_y, item_span, sc):
+def refresh_plan(p0, p1, group_ptr, kept, item_span, sc):
     """A cached chunk plan's dense parts and its numbers under the current scales: (first
     slot of each pair, first entry of each pair, best pair scale per parent span, entry pair
-    scales, first parent item of each pair), from the pairs with rows (``groups``,
-    ascending) and their slot and entry ends.
+    scales, first parent item of each pair), from a ``KeptPlan`` (the pairs with rows,
+    ascending, and their slot and entry ends).
 
     The same sums and maxima as ``enumerate_rows`` (``sc[left] + sc[right]``, max per parent
     over its entries, -inf for none), so a pass from a cached plan is bit-identical to one
     planned afresh without pruning.
     """
+    groups, gend, eend, slot_p, e_slot, e_x, e_y, _ = kept
     n_groups = len(group_ptr) - 1
     gstart = np.zeros(n_groups + 1, dtype=np.int64)
     estart = np.zeros(n_groups + 1, dtype=np.int64)
@@ -329,12 +369,14 @@ def refresh_plan(p0, p1, group_ptr, groups, gend, eend, slot_p, e_slot, e_x, e_y
 # atomic increment and decrement per row per entry, which were a sizeable share of a parse
 # when these loops took rows (docs/design-notes.md, The latent pass).
 @kernel(nogil=True, fastmath=True)
-def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf):
-    """``z[slot - lo] += w alpha_x[bi] (x) alpha_y[ci]`` for entries ``e0:e1`` (the group's
-    live states; arrays' precision)."""
+def _outer_sums(z, g, plan, alpha, weight, flush, bi, ci, ybuf):
+    """``z[slot - lo] += w alpha_x[bi] (x) alpha_y[ci]`` for the entries of ``plan``'s pair
+    ``g`` (``lo``: its first slot; ``bi``, ``ci``: its live states; arrays' precision)."""
+    _, gstart, estart, _, e_slot, e_x, e_y, _, _, _ = plan
+    lo = gstart[g]
     nb_, nc = len(bi), len(ci)
     wbuf = np.empty(1, dtype=alpha.dtype)
-    for e in range(e0, e1):
+    for e in range(estart[g], estart[g + 1]):
         w = weight[e]
         if w == 0.0 or w < flush:
             continue
@@ -353,15 +395,17 @@ def _outer_sums(z, lo, e0, e1, alpha, e_slot, e_x, e_y, weight, flush, bi, ci, y
 
 
 @kernel(nogil=True, fastmath=True)
-def _outside_entries(
-    beta, alpha, wmat, live, lo, e0, e1, e_slot, e_x, e_y, weight, bi, ci, xbuf, ybuf
-):
+def _outside_entries(beta, alpha, wmat, live, g, plan, weight, bi, ci, bufs):
     """``beta_x[bi] += w W alpha_y[ci]`` and ``beta_y[ci] += w W^T alpha_x[bi]``, ``W =
-    wmat[slot - lo]`` (``(bi, ci)`` blocks), for the entries whose row is ``live`` (a row
-    whose parents have no outside mass has ``W = 0``: its entries would add nothing)."""
+    wmat[slot - lo]`` (``(bi, ci)`` blocks), for the entries of ``plan``'s pair ``g`` whose
+    row is ``live`` (a row whose parents have no outside mass has ``W = 0``: its entries
+    would add nothing). ``bufs``: two scratch vectors of ``M``."""
+    _, gstart, estart, _, e_slot, e_x, e_y, _, _, _ = plan
+    lo = gstart[g]
+    xbuf, ybuf = bufs
     nb_, nc = len(bi), len(ci)
     wbuf = np.empty(1, dtype=alpha.dtype)
-    for e in range(e0, e1):
+    for e in range(estart[g], estart[g + 1]):
         w = weight[e]
         s = e_slot[e] - lo
         if w == 0.0 or not live[s]:
@@ -546,34 +590,11 @@ def _rule_outside_counts(wmat, beta, z, counts, items, t, ai, bbuf, live):
 
 
 @kernel(nogil=True)
-def inside_chunk(
-    p0,
-    p1,
-    span_first,
-    sc,
-    group_ptr,
-    a_ptr,
-    a_idx,
-    b_ptr,
-    b_idx,
-    c_ptr,
-    c_idx,
-    t_ptr,
-    packed,
-    alpha,
-    flush,
-    slot_p,
-    gstart,
-    estart,
-    best,
-    e_slot,
-    e_x,
-    e_y,
-    e_pair,
-    poff,
-    pit_all,
-):
-    """Inside vectors and scales of the items of parent spans ``p0:p1``; returns flops."""
+def inside_chunk(p0, p1, span_first, sc, rules, alpha, flush, plan):
+    """Inside vectors and scales of the items of parent spans ``p0:p1`` (their
+    ``ChunkPlan``; the grammar's ``RuleArrays``); returns flops."""
+    group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed = rules
+    slot_p, gstart, estart, best, e_slot, _, _, e_pair, poff, pit_all = plan
     m = alpha.shape[1]
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, best, p0)
@@ -596,9 +617,7 @@ def inside_chunk(
         k = q1 - q0
         z = zbuf[: n * kk].reshape((n, kk))
         z[:] = 0.0
-        _outer_sums(
-            z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, flush, bi, ci, ybuf
-        )
+        _outer_sums(z, g, plan, alpha, weight, flush, bi, ci, ybuf)
         flops += 2 * (estart[g + 1] - estart[g]) * kk
         pit = pit_all[poff[g] : poff[g + 1]].reshape((n, k))
         for j in range(k):
@@ -624,42 +643,20 @@ def inside_chunk(
 
 
 @kernel(nogil=True, inline="always")
-def _outside_chunk(
-    sc,
-    group_ptr,
-    a_ptr,
-    a_idx,
-    b_ptr,
-    b_idx,
-    c_ptr,
-    c_idx,
-    t_ptr,
-    packed,
-    alpha,
-    beta,
-    counts,
-    want_counts,
-    slot_p,
-    gstart,
-    estart,
-    e_slot,
-    e_x,
-    e_y,
-    e_pair,
-    poff,
-    pit_all,
-):
+def _outside_chunk(sc, rules, alpha, beta, counts, want_counts, plan):
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete); with ``want_counts`` adds ``beta_a (x) z`` per rule and row to ``counts``
     (laid out as ``packed``). Returns flops. Inlined into ``outside_chunk`` and
     ``outside_counts_chunk``, each of which passes ``want_counts`` as a constant."""
+    group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed = rules
+    slot_p, gstart, estart, _, e_slot, _, _, e_pair, poff, pit_all = plan
     m = alpha.shape[1]
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
     rows, _, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
     wbuf = np.empty(rows * width, dtype=alpha.dtype)
     zbuf = np.empty(rows * width if want_counts else 0, dtype=alpha.dtype)
-    xbuf = np.empty(m, dtype=alpha.dtype)
+    bufs = (np.empty(m, dtype=alpha.dtype), np.empty(m, dtype=alpha.dtype))
     ybuf = np.empty(m, dtype=alpha.dtype)
     bbuf = np.empty(m, dtype=alpha.dtype)
     lbuf = np.empty(rows, dtype=np.bool_)
@@ -682,9 +679,7 @@ def _outside_chunk(
         z = zbuf[: n * kk].reshape((n, kk)) if want_counts else zbuf[:0].reshape((0, kk))
         if want_counts:
             z[:] = 0.0
-            _outer_sums(
-                z, lo, estart[g], estart[g + 1], alpha, e_slot, e_x, e_y, weight, 0.0, bi, ci, ybuf
-            )
+            _outer_sums(z, g, plan, alpha, weight, 0.0, bi, ci, ybuf)
         wmat = wbuf[: n * kk].reshape((n, kk))
         wmat[:] = 0.0
         done = 0
@@ -704,132 +699,23 @@ def _outside_chunk(
             flops += 2 * na * kk * rows_done * (2 if want_counts else 1)
         if done == 0:
             continue
-        _outside_entries(
-            beta,
-            alpha,
-            wmat,
-            live,
-            lo,
-            estart[g],
-            estart[g + 1],
-            e_slot,
-            e_x,
-            e_y,
-            weight,
-            bi,
-            ci,
-            xbuf,
-            ybuf,
-        )
+        _outside_entries(beta, alpha, wmat, live, g, plan, weight, bi, ci, bufs)
         flops += 4 * (estart[g + 1] - estart[g]) * kk
     return flops
 
 
 @kernel(nogil=True)
-def outside_chunk(
-    sc,
-    group_ptr,
-    a_ptr,
-    a_idx,
-    b_ptr,
-    b_idx,
-    c_ptr,
-    c_idx,
-    t_ptr,
-    packed,
-    alpha,
-    beta,
-    slot_p,
-    gstart,
-    estart,
-    e_slot,
-    e_x,
-    e_y,
-    e_pair,
-    poff,
-    pit,
-):
+def outside_chunk(sc, rules, alpha, beta, plan):
     """Outside vectors of the children of a chunk's parent spans (whose outside vectors are
     complete). Returns flops."""
-    return _outside_chunk(
-        sc,
-        group_ptr,
-        a_ptr,
-        a_idx,
-        b_ptr,
-        b_idx,
-        c_ptr,
-        c_idx,
-        t_ptr,
-        packed,
-        alpha,
-        beta,
-        packed[:0],
-        False,
-        slot_p,
-        gstart,
-        estart,
-        e_slot,
-        e_x,
-        e_y,
-        e_pair,
-        poff,
-        pit,
-    )
+    return _outside_chunk(sc, rules, alpha, beta, rules[8][:0], False, plan)
 
 
 @kernel(nogil=True)
-def outside_counts_chunk(
-    sc,
-    group_ptr,
-    a_ptr,
-    a_idx,
-    b_ptr,
-    b_idx,
-    c_ptr,
-    c_idx,
-    t_ptr,
-    packed,
-    alpha,
-    beta,
-    counts,
-    slot_p,
-    gstart,
-    estart,
-    e_slot,
-    e_x,
-    e_y,
-    e_pair,
-    poff,
-    pit,
-):
+def outside_counts_chunk(sc, rules, alpha, beta, counts, plan):
     """``outside_chunk`` and EM's expected counts: adds ``beta_a (x) z`` per rule and row
     to ``counts`` (laid out as ``packed``). Returns flops."""
-    return _outside_chunk(
-        sc,
-        group_ptr,
-        a_ptr,
-        a_idx,
-        b_ptr,
-        b_idx,
-        c_ptr,
-        c_idx,
-        t_ptr,
-        packed,
-        alpha,
-        beta,
-        counts,
-        True,
-        slot_p,
-        gstart,
-        estart,
-        e_slot,
-        e_x,
-        e_y,
-        e_pair,
-        poff,
-        pit,
-    )
+    return _outside_chunk(sc, rules, alpha, beta, counts, True, plan)
 
 
 @kernel(nogil=True)
@@ -888,34 +774,14 @@ def normalise_spans(values, sc, span_first, s0, s1, flush):
 
 
 @kernel(nogil=True)
-def rule_posteriors_chunk(
-    sc,
-    group_ptr,
-    a_ptr,
-    a_idx,
-    b_ptr,
-    b_idx,
-    c_ptr,
-    c_idx,
-    t_ptr,
-    packed,
-    alpha,
-    beta,
-    slot_p,
-    gstart,
-    estart,
-    e_slot,
-    e_x,
-    e_y,
-    e_pair,
-    poff,
-    pit_all,
-):
+def rule_posteriors_chunk(sc, rules, alpha, beta, plan):
     """Posterior of every anchored rule of a chunk (after the outside pass):
     ``w beta_a T_q (alpha_x (x) alpha_y)`` per rule ``q = a -> b c`` whose parent item ``a``
     exists at the row's span and split entry ``(x, y)``, with ``w`` the entry's scale
     factor (``engine.scaling``: the same as the outside pass's). Returns the parent items,
     left items, right items and posteriors (float64) of the non-zero ones."""
+    group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed = rules
+    slot_p, gstart, estart, _, e_slot, e_x, e_y, e_pair, poff, pit_all = plan
     n_groups = len(group_ptr) - 1
     weight = _weights(e_slot, e_pair, slot_p, sc, 0)
     width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)[2]

@@ -64,7 +64,7 @@ class PlanCache:
 
     def __init__(self, budget: PlanBudget | None = None) -> None:
         self.budget = budget if budget is not None else PlanBudget()
-        self.chunks: dict[int, tuple[np.ndarray, ...]] = {}  # first parent span -> plan
+        self.chunks: dict[int, k.KeptPlan] = {}  # first parent span -> plan
         self.uncached: set[int] = set()  # chunks that did not fit
         self.shape: tuple[int, int, int] | None = None  # (items, spans, pairs) it serves
 
@@ -75,14 +75,22 @@ class PlanCache:
         elif self.shape != shape:
             raise ValueError(f"a PlanCache of a chart {self.shape} used for {shape}")
 
-    def store(self, p0: int, plan: tuple[np.ndarray, ...]) -> None:
+    def store(self, p0: int, plan: k.ChunkPlan) -> None:
         """Keep the structure of chunk ``p0``'s unpruned plan if the budget allows: the
         pairs with rows and their slot and entry ends (not the dense per-pair starts, which
         would take 16 bytes per pair of the grammar and chunk), the slots' spans, the
         entries and the rows' parent items."""
-        slot_p, gstart, estart, _, e_slot, e_x, e_y, _, _, pit = plan
-        groups = np.flatnonzero(gstart[1:] != gstart[:-1])
-        kept = (groups, gstart[groups + 1], estart[groups + 1], slot_p, e_slot, e_x, e_y, pit)
+        groups = np.flatnonzero(plan.gstart[1:] != plan.gstart[:-1])
+        kept = k.KeptPlan(
+            groups,
+            plan.gstart[groups + 1],
+            plan.estart[groups + 1],
+            plan.slot_p,
+            plan.e_slot,
+            plan.e_x,
+            plan.e_y,
+            plan.pit,
+        )
         size = sum(a.nbytes for a in kept)
         if self.budget.nbytes + size > self.budget.max_bytes:
             self.uncached.add(p0)
@@ -91,18 +99,10 @@ class PlanCache:
         self.budget.nbytes += size
 
 
-def _rule_arrays(g: LatentGrammar) -> tuple[np.ndarray, ...]:
-    """The grammar's arrays every rule kernel reads, in the kernels' argument order."""
-    return (
-        g.group_ptr,
-        g.a_ptr,
-        g.a_idx,
-        g.b_ptr,
-        g.b_idx,
-        g.c_ptr,
-        g.c_idx,
-        g.t_ptr,
-        g.packed,
+def _rule_arrays(g: LatentGrammar) -> k.RuleArrays:
+    """The grammar's arrays every rule kernel reads."""
+    return k.RuleArrays(
+        g.group_ptr, g.a_ptr, g.a_idx, g.b_ptr, g.b_idx, g.c_ptr, g.c_idx, g.t_ptr, g.packed
     )
 
 
@@ -120,63 +120,36 @@ class _Planner:
         sc: np.ndarray,
         cache: PlanCache | None,
     ) -> None:
-        self.g, self.layout, self.cache = g, layout, cache
-        self.span_first, self.item_span, self.item_sym, self.sc = (
-            span_first,
-            item_span,
-            item_sym,
-            sc,
-        )
+        self.g, self.cache, self.item_span, self.sc = g, cache, item_span, sc
         self.n_groups = len(g.group_ptr) - 1
         if cache is not None:
             cache.check((len(item_sym), layout.n_spans, self.n_groups))
-        # Per-pair scratch of ``kernels.enumerate_rows``.
-        self.stamp = np.full(self.n_groups, -1, dtype=np.int64)
-        self.valid = np.zeros(self.n_groups, dtype=np.bool_)
-        self.rowidx = np.zeros(self.n_groups, dtype=np.int64)
+        self.spans = k.SpanItems(
+            layout.base, layout.span_sent, layout.span_start, span_first, item_sym, sc
+        )
+        self.pairs = k.PairIndex(g.n_symbols, g.pair_group, g.group_ptr, g.rule_parent)
+        self.scratch = k.PairScratch(
+            np.full(self.n_groups, -1, dtype=np.int64),
+            np.zeros(self.n_groups, dtype=np.bool_),
+            np.zeros(self.n_groups, dtype=np.int64),
+        )
 
-    def plan(self, p0: int, p1: int, length: int) -> tuple[np.ndarray, ...]:
+    def plan(self, p0: int, p1: int, length: int) -> k.ChunkPlan:
         """The plan of parent spans ``p0:p1`` (all of ``length``) under the current scales
         (the shorter spans' ``sc`` are final)."""
         cache = self.cache
         kept = None if cache is None else cache.chunks.get(p0)
         if kept is not None:
-            groups, gend, eend, slot_p, e_slot, e_x, e_y, pit = kept
             gstart, estart, best, e_pair, poff = k.refresh_plan(
-                p0,
-                p1,
-                self.g.group_ptr,
-                groups,
-                gend,
-                eend,
-                slot_p,
-                e_slot,
-                e_x,
-                e_y,
-                self.item_span,
-                self.sc,
+                p0, p1, self.g.group_ptr, kept, self.item_span, self.sc
             )
-            return slot_p, gstart, estart, best, e_slot, e_x, e_y, e_pair, poff, pit
+            return k.ChunkPlan(
+                kept.slot_p, gstart, estart, best, kept.e_slot, kept.e_x, kept.e_y, e_pair,
+                poff, kept.pit,
+            )  # fmt: skip
         keep = cache is not None and p0 not in cache.uncached
-        g, layout = self.g, self.layout
-        plan = k.plan_chunk(
-            p0,
-            p1,
-            length,
-            layout.base,
-            layout.span_sent,
-            layout.span_start,
-            self.span_first,
-            self.item_sym,
-            self.sc,
-            g.n_symbols,
-            g.pair_group,
-            g.group_ptr,
-            g.rule_parent,
-            self.stamp,
-            self.valid,
-            self.rowidx,
-            not keep,
+        plan = k.ChunkPlan(
+            *k.plan_chunk(p0, p1, length, self.spans, self.pairs, self.scratch, not keep)
         )
         if keep:
             cache.store(p0, plan)
@@ -272,7 +245,7 @@ def inside_pass(
         for p0 in range(blk.start, blk.stop, CHUNK_SPANS):
             p1 = min(blk.stop, p0 + CHUNK_SPANS)
             plan = planner.plan(p0, p1, length)
-            flops += k.inside_chunk(p0, p1, span_first, sc, *rule_arrays, alpha, g.flush, *plan)
+            flops += k.inside_chunk(p0, p1, span_first, sc, rule_arrays, alpha, g.flush, plan)
             if keep_plans:
                 chunks.append((length, plan))
     log_z, *roots = _root_values(g, layout, span_first, item_sym, alpha, sc)
@@ -306,12 +279,12 @@ def _outside_walk(
     g: LatentGrammar,
     chart: Chart,
     weights: np.ndarray | None,
-    chunk_kernel: Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], int],
+    chunk_kernel: Callable[[tuple, k.ChunkPlan], int],
     cut: float = 0.0,
 ) -> Chart:
     """Outside vectors of every item: the chunks top-down, each by ``chunk_kernel(shared,
     plan)`` (``kernels.outside_chunk`` or ``outside_counts_chunk`` of the arrays every
-    outside-side kernel reads and the chunk's plan without ``best``; returns flops), with
+    outside-side kernel reads and the chunk's ``ChunkPlan``; returns flops), with
     the single-precision flush of each length's rows once they are complete, and the cut
     (``outside_pass``)."""
     plans = _plans(chart)
@@ -319,17 +292,17 @@ def _outside_walk(
     beta = _outside_start(chart, weights)
     top = max(float(beta.max(initial=0.0)), -float(beta.min(initial=0.0)))  # no |beta| copy
     flushed = layout.max_length + 1
-    # The arrays every outside-side kernel reads, then each chunk's plan without ``best``.
-    shared = (chart.sc, *_rule_arrays(g), chart.alpha, beta)
+    # The arrays every outside-side kernel reads before each chunk's plan.
+    shared = (chart.sc, _rule_arrays(g), chart.alpha, beta)
     flops = 0
-    for length, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks):
+    for length, plan in reversed(plans.chunks):
         if length < flushed:  # complete now: the longer spans are done
             blk = layout.block(length)
             lo, hi = span_first[blk.start], span_first[blk.stop]
             if g.flush or cut > 0:
                 k.flush_and_cut(chart.alpha, beta, lo, hi, g.flush * top, cut)
             flushed = length
-        flops += chunk_kernel(shared, (slot_p, gstart, estart, *entries))
+        flops += chunk_kernel(shared, plan)
     chart.beta = beta
     chart.flops += flops
     return chart
@@ -353,7 +326,7 @@ def outside_pass(
     outside phase, ``engine.coarse.outside_chart``); 0 (EM, scores): exact.
     """
     return _outside_walk(
-        g, chart, weights, lambda shared, plan: k.outside_chunk(*shared, *plan), cut
+        g, chart, weights, lambda shared, plan: k.outside_chunk(*shared, plan), cut
     )
 
 
@@ -363,7 +336,7 @@ def outside_counts(g: LatentGrammar, chart: Chart, *, weights: np.ndarray | None
     ``s`` ``weights[s]`` times); returns the chart."""
     counts = np.zeros(len(g.packed), dtype=g.dtype)
     _outside_walk(
-        g, chart, weights, lambda shared, plan: k.outside_counts_chunk(*shared, counts, *plan)
+        g, chart, weights, lambda shared, plan: k.outside_counts_chunk(*shared, counts, plan)
     )
     chart.rule_counts = g.unpack(counts * g.packed)
     return chart
@@ -380,11 +353,8 @@ def anchored_rules(g: LatentGrammar, chart: Chart) -> Chart:
     if chart.beta is None:
         raise ValueError("anchored_rules needs the outside pass (outside_pass) first")
     plans = _plans(chart)
-    shared = (chart.sc, *_rule_arrays(g), chart.alpha, chart.beta)
-    anchored = [
-        k.rule_posteriors_chunk(*shared, slot_p, gstart, estart, *entries)
-        for _, (slot_p, gstart, estart, _, *entries) in reversed(plans.chunks)
-    ]
+    shared = (chart.sc, _rule_arrays(g), chart.alpha, chart.beta)
+    anchored = [k.rule_posteriors_chunk(*shared, plan) for _, plan in reversed(plans.chunks)]
     empty = (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
     chart.rules = tuple(np.concatenate(parts) for parts in zip(*anchored, empty, strict=True))
     return chart

@@ -96,7 +96,7 @@ def _arg_key(a: Any) -> Any:
         # dtype.str ('<f4') is C-level (dtype.name costs ten times as much) and tells a
         # non-native byte order ('>f4'), which no signature has, as numba refuses it.
         return (a.dtype.str, a.ndim) if f.c_contiguous and f.writeable else None
-    if t is tuple:
+    if isinstance(a, tuple):  # a kernel's bundle (a NamedTuple) is typed as its tuple
         return ("tuple", *map(_arg_key, a))
     return _SCALARS.get(t)
 
