@@ -444,15 +444,20 @@ def _weights(e_slot, e_pair, slot_p, ref, offset):
 
 
 @kernel(nogil=True)
-def _largest_group(gstart, group_ptr, b_ptr, c_ptr):
-    """Most rows, rules and live split-sum entries of a group with rows in the chunk."""
-    rows, rules, width = 0, 0, 0
+def _chunk_pairs(rules, plan, ref, offset):
+    """The pairs with rows in the chunk, each entry's weight (``_weights`` against ``ref``),
+    and the most rows and live split-sum entries of a pair with rows."""
+    group_ptr, _, _, b_ptr, _, c_ptr, _, _, _ = rules
+    slot_p, gstart, _, _, e_slot, _, _, e_pair, _, _ = plan
+    rows, width, n = 0, 0, 0
+    pairs = np.empty(len(group_ptr) - 1, dtype=np.int64)
     for g in range(len(gstart) - 1):
         if gstart[g + 1] > gstart[g]:
+            pairs[n] = g
+            n += 1
             rows = max(rows, gstart[g + 1] - gstart[g])
-            rules = max(rules, group_ptr[g + 1] - group_ptr[g])
             width = max(width, (b_ptr[g + 1] - b_ptr[g]) * (c_ptr[g + 1] - c_ptr[g]))
-    return rows, rules, width
+    return pairs[:n], _weights(e_slot, e_pair, slot_p, ref, offset), rows, width
 
 
 @kernel(nogil=True)
@@ -589,45 +594,57 @@ def _rule_outside_counts(wmat, beta, z, counts, items, t, ai, bbuf, live):
     return _rule_outside_rows(wmat, beta, z, counts, True, items, t, ai, bbuf, live)
 
 
+@kernel(nogil=True, inline="always")
+def _pair(rules, plan, g):
+    """What every chunk kernel reads of pair ``g`` (which has rows): ``(first slot, rows,
+    live left states, live right states, K_g, first rule, parent items (rows, rules of g))``."""
+    group_ptr, _, _, b_ptr, b_idx, c_ptr, c_idx, _, _ = rules
+    gstart, poff, pit = plan[1], plan[8], plan[9]
+    lo, n = gstart[g], gstart[g + 1] - gstart[g]
+    bi = b_idx[b_ptr[g] : b_ptr[g + 1]]
+    ci = c_idx[c_ptr[g] : c_ptr[g + 1]]
+    k = group_ptr[g + 1] - group_ptr[g]
+    return (
+        lo,
+        n,
+        bi,
+        ci,
+        len(bi) * len(ci),
+        group_ptr[g],
+        pit[poff[g] : poff[g + 1]].reshape((n, k)),
+    )
+
+
+@kernel(nogil=True, inline="always")
+def _rule_block(rules, q, kk):
+    """Rule ``q``'s packed ``(A_q, K_g)`` tensor block and its live parent states."""
+    a_ptr, a_idx, t_ptr, packed = rules[1], rules[2], rules[7], rules[8]
+    na = a_ptr[q + 1] - a_ptr[q]
+    return packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk)), a_idx[a_ptr[q] : a_ptr[q + 1]]
+
+
 @kernel(nogil=True)
 def inside_chunk(p0, p1, span_first, sc, rules, alpha, flush, plan):
     """Inside vectors and scales of the items of parent spans ``p0:p1`` (their
     ``ChunkPlan``; the grammar's ``RuleArrays``); returns flops."""
-    group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed = rules
-    slot_p, gstart, estart, best, e_slot, _, _, e_pair, poff, pit_all = plan
-    m = alpha.shape[1]
-    n_groups = len(group_ptr) - 1
-    weight = _weights(e_slot, e_pair, slot_p, best, p0)
-    rows, _, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
+    estart, best = plan[2], plan[3]
+    pairs, weight, rows, width = _chunk_pairs(rules, plan, best, p0)
     zbuf = np.empty(rows * width, dtype=alpha.dtype)
     rbuf = np.empty(rows, dtype=np.int64)
-    ybuf = np.empty(m, dtype=alpha.dtype)
+    ybuf = np.empty(alpha.shape[1], dtype=alpha.dtype)
     flops = 0
-    for g in range(n_groups):
-        lo, hi = gstart[g], gstart[g + 1]
-        if lo == hi:
-            continue
-        bi = b_idx[b_ptr[g] : b_ptr[g + 1]]
-        ci = c_idx[c_ptr[g] : c_ptr[g + 1]]
-        kk = len(bi) * len(ci)
+    for g in pairs:
+        _, n, bi, ci, kk, q0, pit = _pair(rules, plan, g)
         if kk == 0:
             continue
-        n = hi - lo
-        q0, q1 = group_ptr[g], group_ptr[g + 1]
-        k = q1 - q0
         z = zbuf[: n * kk].reshape((n, kk))
         z[:] = 0.0
         _outer_sums(z, g, plan, alpha, weight, flush, bi, ci, ybuf)
         flops += 2 * (estart[g + 1] - estart[g]) * kk
-        pit = pit_all[poff[g] : poff[g + 1]].reshape((n, k))
-        for j in range(k):
-            q = q0 + j
-            na = a_ptr[q + 1] - a_ptr[q]
-            if na == 0:
-                continue
-            t = packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
-            ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
-            flops += 2 * na * kk * _rule_inside(alpha, z, pit[:, j], t, ai, rbuf)
+        for j in range(pit.shape[1]):
+            t, ai = _rule_block(rules, q0 + j, kk)
+            if len(ai):
+                flops += 2 * len(ai) * kk * _rule_inside(alpha, z, pit[:, j], t, ai, rbuf)
     for p in range(p0, p1):
         plo, phi = span_first[p], span_first[p + 1]
         if plo == phi:
@@ -648,12 +665,8 @@ def _outside_chunk(sc, rules, alpha, beta, counts, want_counts, plan):
     complete); with ``want_counts`` adds ``beta_a (x) z`` per rule and row to ``counts``
     (laid out as ``packed``). Returns flops. Inlined into ``outside_chunk`` and
     ``outside_counts_chunk``, each of which passes ``want_counts`` as a constant."""
-    group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed = rules
-    slot_p, gstart, estart, _, e_slot, _, _, e_pair, poff, pit_all = plan
-    m = alpha.shape[1]
-    n_groups = len(group_ptr) - 1
-    weight = _weights(e_slot, e_pair, slot_p, sc, 0)
-    rows, _, width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)
+    estart, t_ptr, m = plan[2], rules[7], alpha.shape[1]
+    pairs, weight, rows, width = _chunk_pairs(rules, plan, sc, 0)
     wbuf = np.empty(rows * width, dtype=alpha.dtype)
     zbuf = np.empty(rows * width if want_counts else 0, dtype=alpha.dtype)
     bufs = (np.empty(m, dtype=alpha.dtype), np.empty(m, dtype=alpha.dtype))
@@ -661,19 +674,10 @@ def _outside_chunk(sc, rules, alpha, beta, counts, want_counts, plan):
     bbuf = np.empty(m, dtype=alpha.dtype)
     lbuf = np.empty(rows, dtype=np.bool_)
     flops = 0
-    for g in range(n_groups):
-        lo, hi = gstart[g], gstart[g + 1]
-        if lo == hi:
-            continue
-        bi = b_idx[b_ptr[g] : b_ptr[g + 1]]
-        ci = c_idx[c_ptr[g] : c_ptr[g + 1]]
-        kk = len(bi) * len(ci)
+    for g in pairs:
+        _, n, bi, ci, kk, q0, pit = _pair(rules, plan, g)
         if kk == 0:
             continue
-        n = hi - lo
-        q0, q1 = group_ptr[g], group_ptr[g + 1]
-        k = q1 - q0
-        pit = pit_all[poff[g] : poff[g + 1]].reshape((n, k))
         live = lbuf[:n]
         live[:] = False
         z = zbuf[: n * kk].reshape((n, kk)) if want_counts else zbuf[:0].reshape((0, kk))
@@ -683,13 +687,12 @@ def _outside_chunk(sc, rules, alpha, beta, counts, want_counts, plan):
         wmat = wbuf[: n * kk].reshape((n, kk))
         wmat[:] = 0.0
         done = 0
-        for j in range(k):
+        for j in range(pit.shape[1]):
             q = q0 + j
-            na = a_ptr[q + 1] - a_ptr[q]
+            t, ai = _rule_block(rules, q, kk)
+            na = len(ai)
             if na == 0:
                 continue
-            t = packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
-            ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
             if want_counts:
                 c = counts[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
                 rows_done = _rule_outside_counts(wmat, beta, z, c, pit[:, j], t, ai, bbuf, live)
@@ -780,37 +783,24 @@ def rule_posteriors_chunk(sc, rules, alpha, beta, plan):
     exists at the row's span and split entry ``(x, y)``, with ``w`` the entry's scale
     factor (``engine.scaling``: the same as the outside pass's). Returns the parent items,
     left items, right items and posteriors (float64) of the non-zero ones."""
-    group_ptr, a_ptr, a_idx, b_ptr, b_idx, c_ptr, c_idx, t_ptr, packed = rules
-    slot_p, gstart, estart, _, e_slot, e_x, e_y, e_pair, poff, pit_all = plan
-    n_groups = len(group_ptr) - 1
-    weight = _weights(e_slot, e_pair, slot_p, sc, 0)
-    width = _largest_group(gstart, group_ptr, b_ptr, c_ptr)[2]
+    _, _, estart, _, e_slot, e_x, e_y, _, _, _ = plan
+    pairs, weight, _, width = _chunk_pairs(rules, plan, sc, 0)
     v = np.empty(max(width, 1), dtype=np.float64)
     out_it = np.empty(256, dtype=np.int64)
     out_x = np.empty(256, dtype=np.int64)
     out_y = np.empty(256, dtype=np.int64)
     out_post = np.empty(256, dtype=np.float64)
     n = 0
-    for g in range(n_groups):
-        lo, hi = gstart[g], gstart[g + 1]
-        if lo == hi:
-            continue
-        bi = b_idx[b_ptr[g] : b_ptr[g + 1]]
-        ci = c_idx[c_ptr[g] : c_ptr[g + 1]]
+    for g in pairs:
+        lo, _, bi, ci, kk, q0, pit = _pair(rules, plan, g)
         nc = len(ci)
-        kk = len(bi) * nc
         if kk == 0:
             continue
-        q0, q1 = group_ptr[g], group_ptr[g + 1]
-        k = q1 - q0
-        pit = pit_all[poff[g] : poff[g + 1]].reshape((hi - lo, k))
-        for j in range(k):
-            q = q0 + j
-            na = a_ptr[q + 1] - a_ptr[q]
+        for j in range(pit.shape[1]):
+            t, ai = _rule_block(rules, q0 + j, kk)
+            na = len(ai)
             if na == 0:
                 continue
-            t = packed[t_ptr[q] : t_ptr[q + 1]].reshape((na, kk))
-            ai = a_idx[a_ptr[q] : a_ptr[q + 1]]
             vslot = -1
             for e in range(estart[g], estart[g + 1]):
                 it = pit[e_slot[e] - lo, j]
