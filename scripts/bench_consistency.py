@@ -44,7 +44,7 @@ from lpcfg_cli.latent_pcfg.consistency import (
     parameter_error,
     pivot_lpcfg,
 )
-from lpcfg_cli.latent_pcfg.features import OUTSIDE
+from lpcfg_cli.latent_pcfg.features import OUTSIDE, TreeSample
 from lpcfg_cli.latent_pcfg.pivot import PivotEstimator
 from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator
 from lpcfg_cli.model.sampling import sample_trees
@@ -104,7 +104,7 @@ def main() -> int:
         learners = {**SPECTRAL, **(SPECTRAL_VARIANTS if n is None else {})}
         for name, opts in learners.items():
             t0 = time.perf_counter()
-            model = SpectralEstimator(grammar, bank, trees, opts, weights).model(2)
+            model = SpectralEstimator(TreeSample(grammar, bank, trees, weights), opts).model(2)
             sec = time.perf_counter() - t0
             row = (name, n, held_out_error(truth, model, seed=99), None, sec)
             (rows if name in SPECTRAL else variants).append(row)
@@ -112,7 +112,7 @@ def main() -> int:
         pivots = {"pivot": PURE_PIVOT, **(PIVOT_VARIANTS if n is None else {})}
         for name, opts in pivots.items():
             t0 = time.perf_counter()
-            model = PivotEstimator(grammar, bank, trees, opts, weights).model(2)
+            model = PivotEstimator(TreeSample(grammar, bank, trees), opts, weights).model(2)
             sec = time.perf_counter() - t0
             errors = held_out_error(truth, model), parameter_error(truth, model)
             row = (name, n, *errors, sec)

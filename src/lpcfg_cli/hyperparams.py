@@ -97,6 +97,14 @@ def check(options: Any) -> None:
             _check_one(f.name, spec, v)
 
 
+class Checked:
+    """Base of an options dataclass whose hyper-parameters are checked (``check``) when it
+    is made; a subclass with checks of its own calls ``super().__post_init__()`` first."""
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
 # What a value of each kind must be, and how a message names it.
 _ELEMENT = {
     "tuple[int]": "int",

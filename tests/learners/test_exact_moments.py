@@ -19,7 +19,7 @@ from lpcfg_cli.latent_pcfg.consistency import (
     parameter_error,
     pivot_lpcfg,
 )
-from lpcfg_cli.latent_pcfg.features import OUTSIDE
+from lpcfg_cli.latent_pcfg.features import OUTSIDE, TreeSample
 from lpcfg_cli.latent_pcfg.pivot import PivotEstimator, PivotOptions
 from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model.sampling import sample_trees
@@ -77,10 +77,10 @@ def test_weights_count_trees_as_repetitions():
     spectral = SpectralOptions(states=2, min_singular=1e-6, state_count=20)  # smoothing on
     pivot = PivotOptions(state_count=20)
     for est, opts in ((SpectralEstimator, spectral), (PivotEstimator, pivot)):
-        plain = est(grammar, bank, trees, opts).model(2)
-        ones = est(grammar, bank, trees, opts, np.ones(len(trees))).model(2)
-        weighted = est(grammar, bank, trees, opts, w).model(2)
-        copies = est(grammar_r, bank_r, repeated, opts).model(2)
+        plain = est(TreeSample(grammar, bank, trees), opts).model(2)
+        ones = est(TreeSample(grammar, bank, trees, np.ones(len(trees))), opts).model(2)
+        weighted = est(TreeSample(grammar, bank, trees, w), opts).model(2)
+        copies = est(TreeSample(grammar_r, bank_r, repeated), opts).model(2)
         assert (weighted.states == copies.states).all()
         lp = tree_scores(plain, test)[0]
         np.testing.assert_allclose(tree_scores(ones, test)[0], lp, rtol=1e-9)
@@ -89,14 +89,14 @@ def test_weights_count_trees_as_repetitions():
         )
         assert np.abs(tree_scores(weighted, test)[0] - lp).max() > 1e-3  # weights matter
     with pytest.raises(LpcfgError, match="weights"):
-        SpectralEstimator(grammar, bank, trees, spectral, np.ones(3))
+        SpectralEstimator(TreeSample(grammar, bank, trees, np.ones(3)), spectral)
 
 
 def test_spectral_from_exact_moments_recovers_the_target(finite, exact):
     """Cohen et al. (2014), theorem 2 (M = infinity in theorem 3): no error beyond rounding (10^5
     samples leave about 0.01)."""
     truth, _ = finite
-    model = SpectralEstimator(*exact[:3], PAPER_SPECTRAL, exact[3]).model(2)
+    model = SpectralEstimator(TreeSample(*exact), PAPER_SPECTRAL).model(2)
     assert list(model.states) == [1, 2, 2, 2, 2]  # S is only ever a root: one state
     assert held_out_error(truth, model, seed=99) < 1e-10
 
@@ -108,10 +108,10 @@ def test_pivot_from_exact_moments_recovers_the_parameters(finite, exact):
     truth, _ = finite
     pure = tuple(t for t in OUTSIDE if t != "ancestor_head")
     opts = replace(PURE_PIVOT, outside_features=pure, rule_iterations=1000, floor=0.0)
-    model = PivotEstimator(*exact[:3], opts, exact[3]).model(2)
+    model = PivotEstimator(TreeSample(*exact), opts).model(2)
     assert parameter_error(truth, model) < 1e-4
     assert held_out_error(truth, model) < 1e-4
-    biased = PivotEstimator(*exact[:3], PURE_PIVOT, exact[3]).model(2)
+    biased = PivotEstimator(TreeSample(*exact), PURE_PIVOT).model(2)
     assert parameter_error(truth, biased) > 0.01
 
 

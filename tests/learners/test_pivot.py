@@ -14,6 +14,7 @@ from lpcfg_cli.latent_pcfg.consistency import (
     parameter_error,
     pivot_lpcfg,
 )
+from lpcfg_cli.latent_pcfg.features import TreeSample
 from lpcfg_cli.latent_pcfg.pivot import (
     PivotEstimator,
     PivotOptions,
@@ -100,7 +101,7 @@ def _recovery_error(truth: LPCFG, n: int) -> tuple[float, float]:
     """(max parameter error up to the best permutation, mean held-out |log p error|)."""
     trees = sample_trees(truth, n, seed=n)
     grammar, bank = build_grammar(trees, rare=0)
-    model = PivotEstimator(grammar, bank, trees, PURE_PIVOT).model(2)
+    model = PivotEstimator(TreeSample(grammar, bank, trees), PURE_PIVOT).model(2)
     return parameter_error(truth, model), held_out_error(truth, model, n=300, seed=7)
 
 
@@ -124,7 +125,7 @@ def test_pivot_model_is_probabilistic_with_uniform_states():
     truth = pivot_lpcfg(seed=3)
     trees = sample_trees(truth, 500, seed=1)
     grammar, bank = build_grammar(trees, rare=0)
-    model = PivotEstimator(grammar, bank, trees, PivotOptions(state_count=200)).model(4)
+    model = PivotEstimator(TreeSample(grammar, bank, trees), PivotOptions(state_count=200)).model(4)
     assert model.form == "probabilistic" and (model.states == 4).all()
     assert model.check_probabilistic() < 1e-9
     assert abs(model.root.sum() - 1.0) < 1e-9 and (model.binary >= 0).all()
@@ -134,7 +135,7 @@ def test_pivot_model_is_probabilistic_with_uniform_states():
     assert np.isfinite(lp).all() and (sign > 0).all()
     # One distinct state everywhere, copied to 4: exactly the treebank PCFG's distribution.
     one = PivotOptions(state_count=10**9, lexicon_smoothing=0.0)
-    copied = PivotEstimator(grammar, bank, trees, one).model(4)
+    copied = PivotEstimator(TreeSample(grammar, bank, trees), one).model(4)
     assert set(copied.meta["distinct_states"].values()) == {1}
     pcfg = train_pcfg(grammar, bank, {})
     np.testing.assert_allclose(tree_scores(copied, bank)[0], tree_scores(pcfg, bank)[0], rtol=1e-10)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from lpcfg_cli.engine.tree_charts import tree_scores
 from lpcfg_cli.grammar.compiled import build_grammar, compile_trees
 from lpcfg_cli.latent_pcfg.consistency import ENGINEERED_SPECTRAL, PAPER_SPECTRAL, pivot_lpcfg
-from lpcfg_cli.latent_pcfg.features import FeatureOptions, node_features
+from lpcfg_cli.latent_pcfg.features import FeatureOptions, TreeSample, node_features
 from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.model.treebank_pcfg import train_pcfg
@@ -70,7 +70,7 @@ def test_features_of_a_small_tree():
     tree = parse_tree("(S (NP (DT The) (NN dog)) (VP (VBD barked)))")
     binarized = parse_tree("(S (NP (DT The) (NN dog)) (VP+VBD barked))")
     grammar, bank = build_grammar([binarized], rare=0)
-    feats = node_features(grammar, bank, [tree], FeatureOptions(scale=False))
+    feats = node_features(TreeSample(grammar, bank, [tree]), FeatureOptions(scale=False))
     # Post-order: DT, NN, NP, VP+VBD, S. Pre-terminals: word, head, length; others: no word.
     assert np.diff(feats.inside.indptr).tolist() == [3, 3, 7, 3, 7]
     # VP+VBD has the head tag of every ancestor (no ancestor_head); the root has neither
@@ -85,7 +85,7 @@ def test_feature_scaling_favours_rare_features():
     truth = random_lpcfg(inter=4, pre=4, words=12, seed=5)
     trees = sample_trees(truth, 200, seed=6)
     grammar, bank = build_grammar(trees, rare=0)
-    feats = node_features(grammar, bank, trees)
+    feats = node_features(TreeSample(grammar, bank, trees))
     col_counts = np.bincount(feats.inside.indices, minlength=feats.inside.shape[1])
     expected = np.sqrt(201 / (col_counts + 5.0))
     np.testing.assert_allclose(feats.inside.data, expected[feats.inside.indices])
@@ -113,7 +113,7 @@ def _error(truth, held_out, n: int, options=PAPER_SPECTRAL, states: int = 2) -> 
     """Mean |log p_hat(tree) - log p(tree)| on held-out trees after n training trees."""
     trees = sample_trees(truth, n, seed=n)
     grammar, bank = build_grammar(trees, rare=0)
-    model = SpectralEstimator(grammar, bank, trees, options).model(states)
+    model = SpectralEstimator(TreeSample(grammar, bank, trees), options).model(states)
     test, true_lp = held_out
     tb, dropped = compile_trees(grammar, test)
     assert dropped == 0
@@ -173,14 +173,14 @@ def test_fixed_lexical_weight_is_not_consistent(truth, held_out):
 def test_model_shape_and_tensor_form(truth):
     trees = sample_trees(truth, 500, seed=4)
     grammar, bank = build_grammar(trees, rare=0)
-    est = SpectralEstimator(grammar, bank, trees, SpectralOptions(state_count=100))
+    est = SpectralEstimator(TreeSample(grammar, bank, trees), SpectralOptions(state_count=100))
     model = est.model(4)
     assert model.form == "tensor" and model.meta["method"] == "spectral"
     counts = np.bincount(bank.symbol, minlength=grammar.n_symbols)
     assert (model.states <= np.maximum(1, counts // 100)).all()
     assert (model.states <= 4).all() and (model.states >= 1).all()
     capped = SpectralEstimator(
-        grammar, bank, trees, SpectralOptions(state_count=0, caps={"A": 1})
+        TreeSample(grammar, bank, trees), SpectralOptions(state_count=0, caps={"A": 1})
     ).model(4)
     assert capped.states[grammar.symbol_index["A"]] == 1
 
@@ -193,7 +193,7 @@ def test_parser_survives_parameters_beyond_float32(truth):
 
     trees = sample_trees(truth, 800, seed=12)
     grammar, bank = build_grammar(trees[:700], rare=0)
-    model = SpectralEstimator(grammar, bank, trees[:700]).model(2)
+    model = SpectralEstimator(TreeSample(grammar, bank, trees[:700])).model(2)
     sentences = [leaves(t) for t in trees[700:]]
     plain = [r.tree for r in BlockParser(model).parse(sentences)]
     model.binary *= 1e25

@@ -13,6 +13,7 @@ from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.latent_pcfg.consistency import pivot_lpcfg
+from lpcfg_cli.latent_pcfg.features import TreeSample
 from lpcfg_cli.latent_pcfg.pivot import PivotEstimator, PivotOptions
 from lpcfg_cli.latent_pcfg.spectral import SpectralEstimator, SpectralOptions
 from lpcfg_cli.learners.registry import learner
@@ -94,7 +95,7 @@ def synthetic():
 def test_model_for_is_the_model_of_the_same_counts(synthetic):
     train, _ = synthetic
     grammar, bank = build_grammar(train, rare=0)
-    est = SpectralEstimator(grammar, bank, train, SpectralOptions(state_count=0))
+    est = SpectralEstimator(TreeSample(grammar, bank, train), SpectralOptions(state_count=0))
     a, b = est.model(2), est.model_for(est.states_for(2))
     assert (a.states == b.states).all()
     np.testing.assert_array_equal(a.binary, b.binary)
@@ -154,7 +155,7 @@ def test_cli_refuses_a_search_it_cannot_run(tmp_path):
 def test_pivot_model_for_caps_symbols_one_at_a_time(synthetic):
     train, _ = synthetic
     grammar, bank = build_grammar(train, rare=0)
-    est = PivotEstimator(grammar, bank, train, PivotOptions(state_count=0))
+    est = PivotEstimator(TreeSample(grammar, bank, train), PivotOptions(state_count=0))
     full = est.model(2)
     same = est.model_for(np.full(grammar.n_symbols, 2))
     np.testing.assert_array_equal(full.binary, same.binary)

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.names import SUBCOMMANDS
-from lpcfg_cli.cli.paths import CONFIG, InputPath
+from lpcfg_cli.cli.paths import CONFIG, InputPath, input_path, output_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import read_text
 
@@ -172,3 +172,22 @@ def config_option(func: Any) -> Any:
         callback=callback,
         help="TOML file of option values, keyed by option name (command-line options override it).",
     )(func)
+
+
+def model_command(what: str) -> Any:
+    """The head of a command that runs a model over lines of input: ``--config FILE``, the
+    ``MODEL`` and ``INPUT`` arguments (``-`` or none: stdin) and ``-o/--output`` for the
+    ``what`` it writes (default stdout)."""
+    decorators = (
+        config_option,
+        click.argument("model", type=input_path(allow_dash=True)),
+        click.argument("input", default="-", type=input_path(allow_dash=True)),
+        output_option(what),
+    )
+
+    def decorate(func: Any) -> Any:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return decorate

@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
-from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.options import given, hyper_options, unused
+from lpcfg_cli.cli.configfile import config_option, model_command
+from lpcfg_cli.cli.options import given, hyper_options, method_option, unused
 from lpcfg_cli.cli.paths import encoding_option, input_path, model_output_option, output_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, quiet_param, report
 from lpcfg_cli.engine.batching import blocks
@@ -68,12 +68,10 @@ def _read(path: str, what: str, encoding: str) -> list[Sentence]:
 @config_option
 @click.argument("text", type=input_path(allow_dash=True))
 @model_output_option("Language model file")
-@click.option(
-    "--method",
-    type=click.Choice(list(METHODS)),
-    default="kn2",
-    show_default=True,
-    help="kn2, kn3: interpolated Kneser-Ney bigram, trigram; em, pivot, pivot+em: the "
+@method_option(
+    METHODS,
+    "kn2",
+    "kn2, kn3: interpolated Kneser-Ney bigram, trigram; em, pivot, pivot+em: the "
     "aggregate bigram model p(w2|w1) = sum_h r(h|w1) s(w2|h).",
 )
 @click.option(
@@ -186,10 +184,7 @@ SCORE_BLOCK = 10_000  # lines scored at once: memory stays flat on any input
 
 
 @command.command(name="score", short_help="Each line's log probability under a language model.")
-@config_option
-@click.argument("model", type=input_path(allow_dash=True))
-@click.argument("input", default="-", type=input_path(allow_dash=True))
-@output_option("values")
+@model_command("values")
 @click.option(
     "--json",
     "as_json",

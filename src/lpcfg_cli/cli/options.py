@@ -310,3 +310,10 @@ def conventions_from(values: dict[str, Any]) -> Conventions:
     taken out of ``values``)."""
     given = {name: values.pop(name) for name in CONVENTIONS_FIELDS if name in values}
     return ConventionsOptions(**given).resolve()
+
+
+def method_option(methods: Sequence[str], default: str, help: str) -> Callable[[Any], Any]:
+    """``--method`` among ``methods``."""
+    return click.option(
+        "--method", type=click.Choice(list(methods)), default=default, show_default=True, help=help
+    )

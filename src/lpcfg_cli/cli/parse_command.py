@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from lpcfg_cli.cli.configfile import config_option
+from lpcfg_cli.cli.configfile import model_command
 from lpcfg_cli.cli.options import (
     CONVENTIONS_FIELDS,
     conventions_from,
@@ -18,7 +18,7 @@ from lpcfg_cli.cli.options import (
     unused,
     usable_jobs,
 )
-from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
+from lpcfg_cli.cli.paths import encoding_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.errors import LpcfgError, raise_if_terminated
 from lpcfg_cli.files.streams import Pause, atomic_output, display_name
@@ -88,10 +88,7 @@ def _tiers_summary(smoothed: list[int], glued: dict[int, list[int]], kind: str) 
 
 
 @click.command(name="parse")
-@config_option
-@click.argument("model", type=input_path(allow_dash=True))
-@click.argument("input", default="-", type=input_path(allow_dash=True))
-@output_option("trees")
+@model_command("trees")
 @click.option(
     "--input",
     "input_kind",

@@ -7,8 +7,8 @@ import math
 
 import click
 
-from lpcfg_cli.cli.configfile import config_option
-from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
+from lpcfg_cli.cli.configfile import model_command
+from lpcfg_cli.cli.paths import encoding_option
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, report
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import atomic_output, display_name
@@ -39,10 +39,7 @@ def format_value(score: SentenceScore, *, prob: bool, as_json: bool) -> str:
 
 
 @click.command(name="score")
-@config_option
-@click.argument("model", type=input_path(allow_dash=True))
-@click.argument("input", default="-", type=input_path(allow_dash=True))
-@output_option("values")
+@model_command("values")
 @click.option(
     "--prob",
     is_flag=True,

@@ -24,6 +24,7 @@ from lpcfg_cli.cli.options import (
     given,
     hyper_options,
     jobs_option,
+    method_option,
     render,
     skip_bad_option,
     unused,
@@ -70,12 +71,10 @@ def _warn(err: LpcfgError) -> None:
     "treebank", nargs=-1, required=True, type=input_path(allow_dash=True, dir_okay=True)
 )
 @model_output_option("Model file")
-@click.option(
-    "--method",
-    type=click.Choice(list(METHODS)),
-    default="pcfg",
-    show_default=True,
-    help="Learning algorithm.",
+@method_option(
+    METHODS,
+    "pcfg",
+    "Learning algorithm.",
 )
 @click.option(
     "--input",

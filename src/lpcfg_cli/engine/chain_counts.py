@@ -87,7 +87,7 @@ def chain_expected_counts(
     p = params.chain_matrices(chains)
     _, binary_c, lexical_c, root_c = params.compile(chains, grammar, p)
     g = layout.with_parameters(binary_c, lexical_c, root_c)
-    chart = charts.outside_counts(g, weights=weights, cache=cache)
+    chart = charts.outside(g, counts=True, weights=weights, cache=cache)
     used = np.ones(len(chart.log_z), dtype=bool) if weights is None else np.asarray(weights) != 0
     if np.any(~np.isfinite(chart.log_z) & used):
         raise ValueError("a training tree has probability zero under the model")

@@ -389,32 +389,13 @@ class ItemChart:
         self,
         g: LatentGrammar,
         *,
+        counts: bool = False,
         weights: np.ndarray | None = None,
         cache: PlanCache | None = None,
     ) -> Chart:
-        """``inside_pass`` and ``outside_pass`` over the items."""
-        return self._both(g, outside_pass, weights, cache)
-
-    def outside_counts(
-        self,
-        g: LatentGrammar,
-        *,
-        weights: np.ndarray | None = None,
-        cache: PlanCache | None = None,
-    ) -> Chart:
-        """``inside_pass`` and ``outside_counts`` over the items (EM's E-step)."""
-        return self._both(g, outside_counts, weights, cache)
-
-    def _both(
-        self,
-        g: LatentGrammar,
-        outside: Callable[..., Chart],
-        weights: np.ndarray | None,
-        cache: PlanCache | None,
-    ) -> Chart:
-        """``inside_pass``, then ``outside`` (``outside_pass`` or ``outside_counts``); the
-        chart keeps no plans."""
+        """``inside_pass``, then ``outside_pass`` over the items, or with ``counts``
+        ``outside_counts`` (EM's E-step); the chart keeps no plans."""
         chart = inside_pass(g, self.layout, self.keys, self.lexical, cache=cache)
-        chart = outside(g, chart, weights=weights)
+        chart = (outside_counts if counts else outside_pass)(g, chart, weights=weights)
         chart.plans = None
         return chart

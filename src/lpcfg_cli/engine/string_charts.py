@@ -191,7 +191,7 @@ def expected_counts(
     for b, block in enumerate(charts.blocks):
         w = w_all[block.first : block.first + block.size]
         cache = None if caches is None else caches[b]
-        chart = block.outside_counts(g, weights=w, cache=cache)
+        chart = block.outside(g, counts=True, weights=w, cache=cache)
         if np.any(~np.isfinite(chart.log_z) & (w != 0)):
             raise ValueError("a training sentence has probability zero under the model")
         used = w != 0

@@ -67,7 +67,7 @@ def expected_counts(
     and the log-likelihood; with ``weights`` tree ``t`` counts ``weights[t]`` times
     (``sum_t w_t log p_t``; identical trees merged, ``training.bracketed_data``). ``cache``:
     see ``latent.PlanCache``."""
-    chart = charts.outside_counts(g, weights=weights, cache=cache)
+    chart = charts.outside(g, counts=True, weights=weights, cache=cache)
     if weights is None:
         if not np.all(np.isfinite(chart.log_z)):
             raise ValueError("a training tree has probability zero under the model")

@@ -25,20 +25,17 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.evalb.run import EvalResult
-from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.hyperparams import Checked, hyper
 
 CHUNK = 500  # samples per matrix product: bounds memory at CHUNK x sentences
 
 
 @dataclass(frozen=True)
-class CompareOptions:
+class CompareOptions(Checked):
     """The resampling of ``compare``: samples of each test and their seed."""
 
     samples: int = hyper(10_000, "With --against: resamples of each test.", min=1)
     seed: int = hyper(0, "With --against: seed of the resampling.", min=0)
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 @dataclass(frozen=True)

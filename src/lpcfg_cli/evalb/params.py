@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.hyperparams import Checked, hyper
 
 __all__ = ["COLLINS", "NONE", "PARAMS", "EvalbParams", "EvaluateOptions"]
 
@@ -58,7 +58,7 @@ PARAMS: dict[str, EvalbParams] = {"collins": COLLINS, "none": NONE}
 
 
 @dataclass(frozen=True)
-class EvaluateOptions:
+class EvaluateOptions(Checked):
     """How trees are scored: the length cut-off of the second summary block and the
     parameter file's settings by name (``PARAMS``; ``params`` gives them)."""
 
@@ -72,9 +72,6 @@ class EvaluateOptions:
         "cutting at '-'/'=' and the skip/error rules stay.",
         choices=tuple(sorted(PARAMS)),
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
     @property
     def params(self) -> EvalbParams:

@@ -26,7 +26,7 @@ from lpcfg_cli.files.streams import DEFAULT_ENCODING
 from lpcfg_cli.grammar.compiled import CompiledTreebank, build_grammar, compile_brackets
 from lpcfg_cli.grammar.indexed import Grammar, single_symbol_grammar
 from lpcfg_cli.grammar.lexicon import Lexicon, Signatures, is_signature, known_spelling
-from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.hyperparams import Checked, hyper
 from lpcfg_cli.treebank.binarize import BinarizeOptions, binarize
 from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.normalize import normalize
@@ -36,7 +36,7 @@ from lpcfg_cli.treebank.tree import Tree, leaves
 
 
 @dataclass(frozen=True)
-class DataOptions:
+class DataOptions(Checked):
     """How training trees become a grammar (besides their binarization)."""
 
     rare: int = hyper(
@@ -45,9 +45,6 @@ class DataOptions:
         "again when parsing (with --input text the default is 0: every word is kept).",
         min=0,
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 @dataclass

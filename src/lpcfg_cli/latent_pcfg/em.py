@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,7 @@ from lpcfg_cli.grammar.heldout import DevText, DevTrees
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.grammar.unary_chains import UnaryChains
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper, to_dict
 from lpcfg_cli.latent_pcfg.chain_em import ChainModel, ChainTrees, em_steps, lexicon_prior
 from lpcfg_cli.latent_pcfg.split import random_model, split_model
 from lpcfg_cli.model.chain_params import split_params, treebank_params
@@ -71,35 +71,28 @@ from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Iterate, Iterative, Progress
 from lpcfg_cli.model.treebank_pcfg import string_pcfg, train_pcfg
 
+# Help of the options EM and split-merge EM share (one wording for one flag).
+TOL_HELP = "EM stops when the relative log-likelihood change is below this."
+SMOOTHING_HELP = "EM: weight pulling each state's rule distribution to the state average."
+NOISE_HELP = "EM: relative random perturbation of the split PCFG it starts from."
+UNARIES_HELP = (
+    "EM: train unary chains as latent unary rules (their symbols share the rules they "
+    "stand for, as in the Berkeley parser) instead of one latent symbol per chain."
+)
+
 
 @dataclass(frozen=True)
-class EMOptions:
+class EMOptions(Checked):
     """Hyper-parameters of EM (defaults: the `make demo` runs; see the module docstring)."""
 
     states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
     iterations: int = hyper(20, "EM iterations.", min=1)
     seed: int = hyper(0, SEED_HELP, min=0)
-    tol: float = hyper(
-        1e-5, "EM stops when the relative log-likelihood change is below this.", min=0.0
-    )
-    smoothing: float = hyper(
-        0.01,
-        "EM: weight pulling each state's rule distribution to the state average.",
-        min=0.0,
-        max=1.0,
-    )
-    noise: float = hyper(
-        0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
-    )
-    unaries: bool = hyper(
-        True,
-        "EM: train unary chains as latent unary rules (their symbols share the rules they "
-        "stand for, as in the Berkeley parser) instead of one latent symbol per chain.",
-    )
+    tol: float = hyper(1e-5, TOL_HELP, min=0.0)
+    smoothing: float = hyper(0.01, SMOOTHING_HELP, min=0.0, max=1.0)
+    noise: float = hyper(0.1, NOISE_HELP, min=0.0)
+    unaries: bool = hyper(True, UNARIES_HELP)
     lexicon_smoothing: float = 0.05  # weight of the treebank lexicon in every emission
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 @dataclass
@@ -334,33 +327,20 @@ class EMLearner(Iterative):
         mass = np.bincount(grammar.lexical[:, 0], prior, minlength=grammar.n_symbols)
         prior = prior / np.where(mass > 0, mass, 1.0)[grammar.lexical[:, 0]]
         options = {**to_dict(opts), "states": m, "init": start.meta.get("method", "split pcfg")}
-        previous = None
-        with progress.bar(total=opts.iterations, desc="em", unit="it") as bar:
-            for it in range(1, opts.iterations + 1):
-                t0 = time.perf_counter()
+
+        def steps(params: Params) -> Iterator[tuple[Params, float]]:
+            while True:
                 stats = e_step(params, plan)
                 params = m_step(
                     grammar, params, stats, n_roots, opts.smoothing, prior, opts.lexicon_smoothing
                 )
-                record: dict[str, Any] = {"iteration": it, "train_loglik": stats.loglik}
-                heldout = None
-                if dev_plan is not None:
-                    heldout = record["dev_loglik"] = e_step(params, dev_plan, counts=False).loglik
-                converged = converged_at(stats.loglik, previous, opts.tol)
-                if text is None:
-                    record["dev_f1"] = None
-                bar.update(1)
-                yield Iterate(
-                    it,
-                    record,
-                    lambda params=params: params.to_model(grammar, coarse, {}),
-                    (params, grammar, coarse, options),
-                    t0,
-                    heldout,
-                    converged,
-                    it == opts.iterations,
-                )
-                previous = stats.loglik
+                yield params, stats.loglik
+
+        dev_loglik = None
+        if dev_plan is not None:
+            dev_loglik = lambda params: e_step(params, dev_plan, counts=False).loglik  # noqa: E731
+        made = (grammar, coarse, options)
+        yield from _em_iterates(opts, steps(params), dev_loglik, made, text is None, progress)
 
     def _chain_iterates(
         self, data: TrainingData, dev: DevTrees | DevText | None, progress: Progress
@@ -377,33 +357,17 @@ class EMLearner(Iterative):
         dev_plan = None if dev_bank is None else ChainTrees(chains, grammar, dev_bank, opts.states)
         prior = lexicon_prior(chains, grammar, data.bank, data.weights)
         options = {**to_dict(opts), "init": "split pcfg"}
-        previous = None
-        steps = em_steps(
-            plan, params, opts.iterations, opts.smoothing, prior, opts.lexicon_smoothing
+        steps = (
+            (ChainModel(chains, params), loglik)
+            for params, loglik in em_steps(
+                plan, params, opts.iterations, opts.smoothing, prior, opts.lexicon_smoothing
+            )
         )
-        with progress.bar(total=opts.iterations, desc="em", unit="it") as bar:
-            for it in range(1, opts.iterations + 1):
-                t0 = time.perf_counter()
-                params, loglik = next(steps)
-                record: dict[str, Any] = {"iteration": it, "train_loglik": loglik}
-                heldout = None
-                if dev_plan is not None:
-                    heldout = record["dev_loglik"] = dev_plan.loglik(params)
-                converged = converged_at(loglik, previous, opts.tol)
-                record["dev_f1"] = None
-                bar.update(1)
-                state = ChainModel(chains, params)
-                yield Iterate(
-                    it,
-                    record,
-                    lambda state=state: state.to_model(grammar, coarse, {}),
-                    (state, grammar, coarse, options),
-                    t0,
-                    heldout,
-                    converged,
-                    it == opts.iterations,
-                )
-                previous = loglik
+        dev_loglik = None
+        if dev_plan is not None:
+            dev_loglik = lambda state: dev_plan.loglik(state.params)  # noqa: E731
+        made = (grammar, coarse, options)
+        yield from _em_iterates(opts, steps, dev_loglik, made, True, progress)
 
     def finish(
         self, data: TrainingData, chosen: Iterate, history: list[dict[str, Any]], extra: dict
@@ -443,6 +407,45 @@ def _dev_trees(
     """The dev trees compiled against ``grammar`` (those using unseen rules left out)."""
     bank = _dev_bank(grammar, dev, progress)
     return Trees(grammar, bank, m) if bank is not None else None
+
+
+def _em_iterates(
+    opts: EMOptions,
+    steps: Iterator[tuple[Any, float]],
+    dev_loglik: Callable[[Any], float] | None,
+    made: tuple[Grammar, PCFGParams, dict[str, Any]],
+    f1_slot: bool,
+    progress: Progress,
+) -> Iterator[Iterate]:
+    """``opts.iterations`` of EM as ``Iterate`` steps: ``steps`` gives each iteration's
+    model state (its ``to_model``) and the training log-likelihood before it; ``dev_loglik``
+    the state's held-out score; ``made`` = (grammar, coarse PCFG, options) for the model
+    file. With ``f1_slot`` each record has a ``dev_f1`` for model selection to fill (trees;
+    a model of strings is not scored by F1)."""
+    grammar, coarse, _ = made
+    previous = None
+    with progress.bar(total=opts.iterations, desc="em", unit="it") as bar:
+        for it in range(1, opts.iterations + 1):
+            t0 = time.perf_counter()
+            state, loglik = next(steps)
+            record: dict[str, Any] = {"iteration": it, "train_loglik": loglik}
+            heldout = None
+            if dev_loglik is not None:
+                heldout = record["dev_loglik"] = dev_loglik(state)
+            if f1_slot:
+                record["dev_f1"] = None
+            bar.update(1)
+            yield Iterate(
+                it,
+                record,
+                lambda state=state: state.to_model(grammar, coarse, {}),
+                (state, *made),
+                t0,
+                heldout,
+                converged_at(loglik, previous, opts.tol),
+                it == opts.iterations,
+            )
+            previous = loglik
 
 
 def converged_at(loglik: float, previous: float | None, tol: float) -> bool:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -105,19 +106,22 @@ def node_weights(bank: CompiledTreebank, weights: np.ndarray | None) -> np.ndarr
     return np.repeat(w, np.diff(bank.tree_start))
 
 
-def node_features(
-    grammar: Grammar,
-    bank: CompiledTreebank,
-    originals: Sequence[Tree],
-    options: FeatureOptions | None = None,
-    weights: np.ndarray | None = None,
-) -> NodeFeatures:
-    """Inside and outside features of every node of ``bank``.
+class TreeSample(NamedTuple):
+    """The training trees the moment estimators read (``node_features``, the spectral and
+    pivot estimators): a grammar, its compiled treebank ``bank``, the unbinarized tree
+    behind each compiled tree (its words and part-of-speech tags give the word and head
+    features), and how many times each tree counts (None: once)."""
 
-    ``originals[t]`` is the unbinarized tree behind tree ``t`` of ``bank`` (its words and
-    part-of-speech tags give the word and head features). ``weights[t]``: how many times
-    tree ``t`` counts in the feature counts of ``scale`` (default once).
-    """
+    grammar: Grammar
+    bank: CompiledTreebank
+    originals: Sequence[Tree]
+    weights: np.ndarray | None = None
+
+
+def node_features(sample: TreeSample, options: FeatureOptions | None = None) -> NodeFeatures:
+    """Inside and outside features of every node of ``sample.bank`` (its ``weights`` count
+    in the feature counts of ``scale``)."""
+    grammar, bank, originals, weights = sample
     opts = options or FeatureOptions()
     inside, outside = template_keys(grammar, bank, originals)
     m = bank.n_trees + 1 if weights is None else float(np.sum(weights)) + 1

@@ -53,17 +53,27 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
-from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
-from lpcfg_cli.latent_pcfg.features import OUTSIDE, check_templates, node_weights, template_keys
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper, to_dict
+from lpcfg_cli.latent_pcfg.features import (
+    OUTSIDE,
+    TreeSample,
+    check_templates,
+    node_weights,
+    template_keys,
+)
 from lpcfg_cli.latent_pcfg.products import accumulate_outer, apply_rules
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Decomposable, Progress
+from lpcfg_cli.model.protocol import (
+    MAX_STATES,
+    STATE_COUNT_HELP,
+    STATES_HELP,
+    Decomposable,
+    Progress,
+)
 from lpcfg_cli.model.treebank_pcfg import train_pcfg
 from lpcfg_cli.numerics.anchors import anchor_posteriors, cca_vectors
-from lpcfg_cli.treebank.tree import Tree
 
 PIVOT_INSIDE = (
     "node_rule",
@@ -78,7 +88,7 @@ PIVOT_INSIDE = (
 
 
 @dataclass(frozen=True)
-class PivotOptions:
+class PivotOptions(Checked):
     """Templates and constants of the pivot learner."""
 
     states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
@@ -97,13 +107,7 @@ class PivotOptions:
         "(ridge-regularised CCA; 0: plain CCA).",
         min=0.0,
     )
-    state_count: float = hyper(
-        10.0,
-        "Spectral, pivot: training nodes per latent state; a "
-        "nonterminal seen n times gets at most n / this states (0: no "
-        "frequency cap).",
-        min=0.0,
-    )
+    state_count: float = hyper(10.0, STATE_COUNT_HELP, min=0.0)
     seed: int = hyper(0, SEED_HELP, min=0)
     rule_inside: tuple[str, ...] = ("node_rule",)
     rule_outside: tuple[str, ...] = ("parent", "parent2")
@@ -115,7 +119,7 @@ class PivotOptions:
     floor: float = 1e-3  # mixed-in uniform mass: no rule or alignment is exactly zero
 
     def __post_init__(self) -> None:
-        check(self)
+        super().__post_init__()
         check_templates("inside", self.inside_features)
         check_templates("outside", self.outside_features)
         if "lexrule" not in self.inside_features or "parent" not in self.outside_features:
@@ -211,14 +215,8 @@ class PivotEstimator:
     """Steps 0-3 for one treebank; ``weights[t]``: how many times tree ``t`` counts
     (default once; see the module's docstring)."""
 
-    def __init__(
-        self,
-        grammar: Grammar,
-        bank: CompiledTreebank,
-        originals: Sequence[Tree],
-        options: PivotOptions | None = None,
-        weights: np.ndarray | None = None,
-    ) -> None:
+    def __init__(self, sample: TreeSample, options: PivotOptions | None = None) -> None:
+        grammar, bank, originals, weights = sample
         self.grammar, self.bank = grammar, bank
         self.options = opts = options or PivotOptions()
         inside, outside = template_keys(grammar, bank, originals)
@@ -509,7 +507,7 @@ class PivotLearner(Decomposable):
         per model, with its own cap)."""
         if data.originals is None:
             raise LpcfgError("the pivot learner needs the original training trees")
-        return PivotEstimator(data.grammar, data.bank, data.originals, self.options)
+        return PivotEstimator(TreeSample(data.grammar, data.bank, data.originals), self.options)
 
     def model(self, est: PivotEstimator, m: int, data: TrainingData, progress: Progress) -> LPCFG:
         t0 = time.perf_counter()

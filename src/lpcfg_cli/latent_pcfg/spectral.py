@@ -42,7 +42,7 @@ population moments, from which the estimate is exact (JMLR 2014, theorem 2: the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,41 +50,39 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
-from lpcfg_cli.grammar.compiled import CompiledTreebank
-from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper, to_dict
 from lpcfg_cli.latent_pcfg.features import (
     INSIDE,
     OUTSIDE,
     FeatureOptions,
     NodeFeatures,
+    TreeSample,
     check_templates,
     node_features,
     node_weights,
 )
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Decomposable, Progress
+from lpcfg_cli.model.protocol import (
+    MAX_STATES,
+    STATE_COUNT_HELP,
+    STATES_HELP,
+    Decomposable,
+    Progress,
+)
 from lpcfg_cli.model.treebank_pcfg import estimate_pcfg
 from lpcfg_cli.numerics.svd import SVD, truncated_svd
-from lpcfg_cli.treebank.tree import Tree
 
 
 @dataclass(frozen=True)
-class SpectralOptions:
+class SpectralOptions(Checked):
     """Constants of the estimator (defaults: Cohen et al. 2013, tuned on the dev split)."""
 
     states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
     min_singular: float = hyper(
         0.01, "Spectral: keep SVD directions with singular values above this only.", min=0.0
     )
-    state_count: float = hyper(
-        10.0,
-        "Spectral, pivot: training nodes per latent state; a "
-        "nonterminal seen n times gets at most n / this states (0: no "
-        "frequency cap).",
-        min=0.0,
-    )
+    state_count: float = hyper(10.0, STATE_COUNT_HELP, min=0.0)
     caps: dict[str, int] = hyper(
         {},
         "Spectral: at most M states for nonterminal LABEL (repeatable).",
@@ -125,7 +123,7 @@ class SpectralOptions:
     feature_offset: float = 5.0  # the 5 of sqrt(M / (count + 5))
 
     def __post_init__(self) -> None:
-        check(self)
+        super().__post_init__()
         check_templates("inside", self.inside_features)
         check_templates("outside", self.outside_features)
 
@@ -145,20 +143,12 @@ class SpectralEstimator:
     (default once; see the module's docstring).
     """
 
-    def __init__(
-        self,
-        grammar: Grammar,
-        bank: CompiledTreebank,
-        originals: Sequence[Tree],
-        options: SpectralOptions | None = None,
-        weights: np.ndarray | None = None,
-    ) -> None:
+    def __init__(self, sample: TreeSample, options: SpectralOptions | None = None) -> None:
+        grammar, bank, _, weights = sample
         self.grammar, self.bank = grammar, bank
         self.options = options or SpectralOptions()
         t0 = time.perf_counter()
-        self.features: NodeFeatures = node_features(
-            grammar, bank, originals, self.options.features, weights
-        )
+        self.features: NodeFeatures = node_features(sample, self.options.features)
         self.coarse = estimate_pcfg(grammar, bank, weights)
         self.node_w = node_weights(bank, weights)  # None: every node counts once
         self.counts = np.bincount(bank.symbol, self.node_w, minlength=grammar.n_symbols)
@@ -370,7 +360,7 @@ class SpectralLearner(Decomposable):
                 "{caps} names a nonterminal not in the training trees: {name}",
                 name=repr(unknown[0]),
             )
-        est = SpectralEstimator(g, data.bank, data.originals, opts)
+        est = SpectralEstimator(TreeSample(g, data.bank, data.originals), opts)
         with progress.bar(total=g.n_symbols, desc="svd", unit="nt") as bar:
             est.decompose(largest, progress=bar.update)
         sec = est.seconds

@@ -39,13 +39,21 @@ from lpcfg_cli.engine.tree_charts import TreeCharts
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.grammar.unary_chains import UnaryChains
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper, to_dict
 from lpcfg_cli.latent_pcfg.chain_em import ChainTrees, em_steps, lexicon_prior
 from lpcfg_cli.latent_pcfg.chain_em import merge as chain_merge
 from lpcfg_cli.latent_pcfg.chain_em import merge_loss as chain_merge_loss
 from lpcfg_cli.latent_pcfg.chain_em import split as chain_split
 from lpcfg_cli.latent_pcfg.chain_em import to_model as chain_model
-from lpcfg_cli.latent_pcfg.em import EMLearner, EMOptions, converged_at
+from lpcfg_cli.latent_pcfg.em import (
+    NOISE_HELP,
+    SMOOTHING_HELP,
+    TOL_HELP,
+    UNARIES_HELP,
+    EMLearner,
+    EMOptions,
+    converged_at,
+)
 from lpcfg_cli.latent_pcfg.split import merge_losses, merge_maps, split_maps
 from lpcfg_cli.model.chain_params import ChainParams, treebank_params
 from lpcfg_cli.model.lpcfg import LPCFG
@@ -54,7 +62,7 @@ from lpcfg_cli.model.treebank_pcfg import train_pcfg
 
 
 @dataclass(frozen=True)
-class SplitMergeOptions:
+class SplitMergeOptions(Checked):
     """Hyper-parameters of split-merge EM (see the module docstring)."""
 
     cycles: int = hyper(
@@ -72,30 +80,14 @@ class SplitMergeOptions:
     iterations: int = hyper(
         20, "EM iterations (split-merge: after each split; half as many after each merge).", min=0
     )
-    noise: float = hyper(
-        0.1, "EM: relative random perturbation of the split PCFG it starts from.", min=0.0
-    )
+    noise: float = hyper(0.1, NOISE_HELP, min=0.0)
     # Ten times EM's 0.01: with 0.01 a single model overfits the small treebank after a few
     # cycles and its best cycle scores lower on dev. Bundles prefer the diversity of 0.01
     # (configs/best.toml). Measurements: docs/learners/splitmerge.md.
-    smoothing: float = hyper(
-        0.1,
-        "EM: weight pulling each state's rule distribution to the state average.",
-        min=0.0,
-        max=1.0,
-    )
-    tol: float = hyper(
-        1e-5, "EM stops when the relative log-likelihood change is below this.", min=0.0
-    )
+    smoothing: float = hyper(0.1, SMOOTHING_HELP, min=0.0, max=1.0)
+    tol: float = hyper(1e-5, TOL_HELP, min=0.0)
     seed: int = hyper(0, SEED_HELP, min=0)
-    unaries: bool = hyper(
-        True,
-        "EM: train unary chains as latent unary rules (their symbols share the rules they "
-        "stand for, as in the Berkeley parser) instead of one latent symbol per chain.",
-    )
-
-    def __post_init__(self) -> None:
-        check(self)
+    unaries: bool = hyper(True, UNARIES_HELP)
 
 
 def _cycle(cycle: int, record: dict[str, Any], model: LPCFG, t0: float, cycles: int) -> Iterate:

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from lpcfg_cli.grammar.training_data import TrainingData
-from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.hyperparams import Checked, hyper
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.protocol import Learner, Progress, scores_f1
 
 
 @dataclass(frozen=True)
-class EnsembleOptions:
+class EnsembleOptions(Checked):
     """How many models of the method to train and bundle."""
 
     ensemble: int = hyper(
@@ -30,9 +30,6 @@ class EnsembleOptions:
         "model file (parsed as a product of grammars).",
         min=1,
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 class Ensemble(Learner):

@@ -25,7 +25,7 @@ from typing import Any
 
 from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.grammar.heldout import DevTrees
-from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.hyperparams import Checked, hyper, to_dict
 from lpcfg_cli.learners import statesearch
 from lpcfg_cli.learners.statesearch import SearchOptions
 from lpcfg_cli.model.lpcfg import LPCFG
@@ -43,7 +43,7 @@ from lpcfg_cli.model.protocol import (
 
 
 @dataclass(frozen=True)
-class StoppingOptions:
+class StoppingOptions(Checked):
     """How ``EarlyStopping`` scores and when it stops."""
 
     dev_f1_every: int = hyper(
@@ -54,9 +54,6 @@ class StoppingOptions:
         "With --dev: stop after this many dev F1 scores without improvement (em, pivot+em).",
         min=1,
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 class EarlyStopping(Learner):
@@ -99,13 +96,10 @@ class EarlyStopping(Learner):
 
 
 @dataclass(frozen=True)
-class GridOptions:
+class GridOptions(Checked):
     """The states ``StateSelection`` tries."""
 
     states: tuple[int, ...] = hyper((8,), STATES_HELP, min=1, max=MAX_STATES)
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 class StateSelection(Learner):

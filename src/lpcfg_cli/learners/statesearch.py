@@ -24,13 +24,13 @@ import numpy as np
 from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.grammar.heldout import DevTrees
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.hyperparams import Checked, hyper
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.protocol import Progress
 
 
 @dataclass(frozen=True)
-class SearchOptions:
+class SearchOptions(Checked):
     """``--state-search``: which symbols, which counts, how many rounds."""
 
     state_search: int = hyper(
@@ -50,9 +50,6 @@ class SearchOptions:
         "Spectral, pivot: how many of the most frequent nonterminals --state-search tunes.",
         min=1,
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 SEARCH_INERT = {name: "without {state_search}" for name in ("search_states", "search_symbols")}

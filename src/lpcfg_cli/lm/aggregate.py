@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper
 from lpcfg_cli.lm.corpus import Events, Vocabulary
 from lpcfg_cli.lm.perplexity import perplexity
 from lpcfg_cli.numerics.anchors import anchor_posteriors, cca_vectors
@@ -59,7 +59,7 @@ TINY = 1e-300
 
 
 @dataclass(frozen=True)
-class AggregateOptions:
+class AggregateOptions(Checked):
     """Hyper-parameters every learner of the aggregate bigram model has
     (``AggregateEMOptions``, ``AggregatePivotOptions`` and ``AggregatePivotEMOptions`` add
     their own, so that the command line refuses an option the chosen method cannot use)."""
@@ -80,9 +80,6 @@ class AggregateOptions:
         "the states (MAP estimation; 0: maximum likelihood, as in the paper).",
         min=0.0,
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 @dataclass(frozen=True)

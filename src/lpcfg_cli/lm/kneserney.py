@@ -47,12 +47,12 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.hyperparams import check, hyper, to_dict
+from lpcfg_cli.hyperparams import Checked, hyper, to_dict
 from lpcfg_cli.lm.corpus import Sentence, Vocabulary
 
 
 @dataclass(frozen=True)
-class KNOptions:
+class KNOptions(Checked):
     """Options of the Kneser-Ney baselines; ``order`` comes from the method (kn2, kn3)."""
 
     order: int = field(default=2)
@@ -73,7 +73,7 @@ class KNOptions:
     )
 
     def __post_init__(self) -> None:
-        check(self)
+        super().__post_init__()
         if self.order not in (2, 3):
             raise LpcfgError(f"Kneser-Ney models here are of order 2 or 3, not {self.order}")
         if self.discount is not None and not self.discount > 0:

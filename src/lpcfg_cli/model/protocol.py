@@ -74,6 +74,10 @@ SILENT = Progress()
 # a model too large for this machine before anything is allocated.
 MAX_STATES = 1024
 
+STATE_COUNT_HELP = (
+    "Spectral, pivot: training nodes per latent state; a nonterminal seen n times gets at "
+    "most n / this states (0: no frequency cap)."
+)
 STATES_HELP = (
     "Latent states per nonterminal (upper bound where a method adapts it); spectral "
     "and pivot with --dev also take a comma-separated grid, e.g. 8,16,24,32."

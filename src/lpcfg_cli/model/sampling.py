@@ -15,13 +15,13 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams, check_size
 from lpcfg_cli.treebank.tree import Tree
 
 
 @dataclass(frozen=True)
-class RandomGrammarOptions:
+class RandomGrammarOptions(Checked):
     """The sizes of a random L-PCFG (``random_lpcfg``, ``lpcfg sample --random-grammar``);
     the plain fields are internal constants, settable from Python."""
 
@@ -34,12 +34,9 @@ class RandomGrammarOptions:
     words_per_tag: int = field(default=4)
     concentration: float = field(default=1.0)  # of the Dirichlet draws of each distribution
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class SampleOptions:
+class SampleOptions(Checked):
     """What ``lpcfg sample`` draws from a model: how many trees (sentences, from a topology
     model), from which seed, labelled how, and of which length (topology models)."""
 
@@ -62,9 +59,6 @@ class SampleOptions:
         min=1,
         kind="int",
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 def random_lpcfg(options: RandomGrammarOptions | None = None, /, **values: Any) -> LPCFG:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lpcfg_cli.engine.batching import spans
-from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.hyperparams import Checked, hyper
 
 DECODERS = ("max-marginal", "max-bracket", "max-rule-product", "variational")
 
@@ -60,7 +60,7 @@ PRODUCT_PRUNE = 1e-5
 
 
 @dataclass(frozen=True)
-class ParserOptions:
+class ParserOptions(Checked):
     """How ``Parser`` prunes and which sentences it leaves unparsed (``lpcfg parse``'s
     options, and those of dev scoring during training)."""
 
@@ -125,9 +125,6 @@ class ParserOptions:
         min=0.0,
         max=1.0,
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 def resolve_decoder(

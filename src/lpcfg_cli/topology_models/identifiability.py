@@ -33,7 +33,7 @@ from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.hyperparams import SEED_HELP, hyper
 from lpcfg_cli.hyperparams import check as check_ranges
 from lpcfg_cli.topology_models import families
-from lpcfg_cli.topology_models.jacobian import TOLERANCE, jacobian, numerical_rank
+from lpcfg_cli.topology_models.jacobian import TOLERANCE, MomentMap, jacobian, numerical_rank
 from lpcfg_cli.topology_models.observations import ETAS, OBSERVATIONS, blocks, eta_vector
 
 MAX_ENTRIES = 20_000_000  # moments x parameters of one Jacobian (8 bytes each)
@@ -188,7 +188,7 @@ def check_identifiability(options: CheckOptions) -> Verdict:
             f"a {m:,} x {n} Jacobian is too large (at most {MAX_ENTRIES:,} entries)"
         )
     start = time.perf_counter()
-    jac = jacobian(model, theta, words, states, length, obs, eta_vec)
+    jac = jacobian(MomentMap(model, words, states, length, obs, eta_vec), theta)
     rank = numerical_rank(jac, tolerance)
     return Verdict(
         model=model,

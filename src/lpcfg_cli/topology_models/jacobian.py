@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,36 +43,35 @@ NEAR_CUT = 10.0  # a singular value this close to the cut makes the verdict unce
 MEMO_ENTRIES = 1 << 25
 
 
-def moment_rows(
-    family: str,
-    theta: np.ndarray,
-    d: int,
-    k: int | None,
-    length: int,
-    blocks: list[Block],
-    eta: np.ndarray,
-) -> np.ndarray:
+class MomentMap(NamedTuple):
+    """The map from a model's parameters ``theta`` to its observed moments: the model
+    ``family`` over ``d`` words with ``k`` states (None: the family's own), sentences of
+    ``length`` words, the observed ``blocks`` and their random projection ``eta``."""
+
+    family: str
+    d: int
+    k: int | None
+    length: int
+    blocks: list[Block]
+    eta: np.ndarray
+
+
+def moment_rows(mm: MomentMap, theta: np.ndarray) -> np.ndarray:
     """The observed moments ``mu(theta)`` (..., m) of ``blocks``, batch axes of ``theta``."""
-    params = families.unpack(family, theta, d, k)
+    params = families.unpack(mm.family, theta, mm.d, mm.k)
     dp = moments.tables(params)
-    parts = [apply(b, moments.moment(params, length, b.positions, dp), eta) for b in blocks]
+    parts = [
+        apply(b, moments.moment(params, mm.length, b.positions, dp), mm.eta) for b in mm.blocks
+    ]
     return np.concatenate(parts, axis=-1)
 
 
-def jacobian(
-    family: str,
-    theta: np.ndarray,
-    d: int,
-    k: int | None,
-    length: int,
-    blocks: list[Block],
-    eta: np.ndarray,
-) -> np.ndarray:
+def jacobian(mm: MomentMap, theta: np.ndarray) -> np.ndarray:
     """``J = d mu / d theta`` (m, n) at ``theta`` by the complex step, ``n`` points batched."""
-    n = len(theta)
-    states = d if family in families.DEPENDENCY else k
-    widest = max(len(b.positions) for b in blocks)
-    n_tables = 4 * sum(comb(span, widest) for span in range(1, length + 1))
+    n, d = len(theta), mm.d
+    states = d if mm.family in families.DEPENDENCY else mm.k
+    widest = max(len(b.positions) for b in mm.blocks)
+    n_tables = 4 * sum(comb(span, widest) for span in range(1, mm.length + 1))
     per_point = states * states * d**widest * n_tables
     chunk = max(1, min(n, MEMO_ENTRIES // per_point))
     cols = []
@@ -79,7 +79,7 @@ def jacobian(
         hi = min(n, lo + chunk)
         points = np.tile(theta.astype(complex), (hi - lo, 1))
         points[np.arange(hi - lo), np.arange(lo, hi)] += 1j * STEP
-        rows = moment_rows(family, points, d, k, length, blocks, eta)
+        rows = moment_rows(mm, points)
         cols.append(rows.imag / STEP)
     return np.concatenate(cols, axis=0).T
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError, ParameterError
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper
 from lpcfg_cli.model.protocol import TOPOLOGY, Learner, Progress
 from lpcfg_cli.topology_models.samples import (
     ByLength,
@@ -47,7 +47,7 @@ EXACT_LIMIT = 5 * 10**7
 
 
 @dataclass(frozen=True)
-class UnmixOptions:
+class UnmixOptions(Checked):
     """Options of every unmixing learner (all that ``dep-ies`` has)."""
 
     length_max: int = hyper(
@@ -57,9 +57,6 @@ class UnmixOptions:
         min=3,
     )
     seed: int = hyper(0, SEED_HELP, min=0)
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Any
 
 from lpcfg_cli.errors import ParameterError
-from lpcfg_cli.hyperparams import check, hyper
+from lpcfg_cli.hyperparams import Checked, hyper
 
 KEEP = ("first", "last")
 
@@ -184,7 +184,7 @@ def conventions(name: str = "ptb", **rules: Any) -> Conventions:
 
 
 @dataclass(frozen=True)
-class ConventionsOptions:
+class ConventionsOptions(Checked):
     """The conventions a command reads trees with: a preset and any rules replacing its own
     (``resolve``); the command line's ``--conventions`` and rule options."""
 
@@ -229,9 +229,6 @@ class ConventionsOptions:
         kind="str",
         metavar="SEP",
     )
-
-    def __post_init__(self) -> None:
-        check(self)
 
     def resolve(self) -> Conventions:
         """The conventions these options name."""

@@ -27,7 +27,7 @@ from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.grammar.compiled import CompiledTreebank
 from lpcfg_cli.grammar.indexed import Grammar, single_symbol_grammar
 from lpcfg_cli.grammar.training_data import Sentences, TrainingData
-from lpcfg_cli.hyperparams import SEED_HELP, check, hyper, to_dict
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper, to_dict
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.protocol import MAX_STATES, STATES_HELP, Learner, Progress
 from lpcfg_cli.model.treebank_pcfg import string_pcfg
@@ -48,7 +48,7 @@ OUTSIDES_HELP = (
 
 
 @dataclass(frozen=True)
-class WCFGOptions:
+class WCFGOptions(Checked):
     """Hyper-parameters of the supervised spectral WCFG (section 3.2)."""
 
     states: int = hyper(8, STATES_HELP, min=1, max=MAX_STATES)
@@ -73,12 +73,9 @@ class WCFGOptions:
         max=1.0,
     )
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class WCFGUnsupervisedOptions:
+class WCFGUnsupervisedOptions(Checked):
     """Hyper-parameters of the unsupervised spectral WCFG (sections 4 and 5)."""
 
     states: int = hyper(2, STATES_HELP, min=1, max=MAX_STATES)
@@ -92,9 +89,6 @@ class WCFGUnsupervisedOptions:
     outsides: int = hyper(6, OUTSIDES_HELP, min=1)
     steps: int = hyper(50, "wcfg-unsupervised: optimisation steps (FISTA).", min=0)
     seed: int = hyper(0, SEED_HELP, min=0)
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 def tree_samples(
