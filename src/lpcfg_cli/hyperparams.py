@@ -54,6 +54,11 @@ def hyper(default: Any, help: str, **spec: Any) -> Any:
     return dataclasses.field(default=default, metadata=meta)
 
 
+def switch(help: str) -> Any:
+    """A yes-or-no hyper-parameter, off by default: a ``--flag`` on the command line."""
+    return hyper(False, help, kind="switch")
+
+
 def hyper_fields(cls: type) -> Iterator[tuple[dataclasses.Field, Spec]]:
     """The documented hyper-parameters of options class ``cls``, in order."""
     for f in dataclasses.fields(cls):

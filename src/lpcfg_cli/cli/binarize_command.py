@@ -8,10 +8,10 @@ import click
 
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import (
-    CONVENTIONS_FIELDS,
     binarization_options,
     conventions_from,
     conventions_options,
+    conventions_unused,
     skip_bad_option,
     unused,
 )
@@ -86,8 +86,7 @@ def command(
         for name in ("horizontal", "vertical", "factor"):
             unused(ctx, name, why, refuse=False)
     if reverse:
-        for name in CONVENTIONS_FIELDS:
-            unused(ctx, name, "with --reverse (binarized trees are normalised already)")
+        conventions_unused(ctx, "with --reverse (binarized trees are normalised already)")
     options = BinarizeOptions(horizontal=horizontal, vertical=vertical, factor=factor)
     records = read_treebank(
         list(inputs) or ["-"], skip_bad=skip_bad, on_bad=_warn, encoding=encoding

@@ -312,6 +312,30 @@ def conventions_from(values: dict[str, Any]) -> Conventions:
     return ConventionsOptions(**given).resolve()
 
 
+def conventions_given(ctx: click.Context) -> bool:
+    """Whether the command line or a config file set any ``--conventions`` option."""
+    return any(given(ctx, name) is not None for name in CONVENTIONS_FIELDS)
+
+
+def conventions_unused(ctx: click.Context, why: str) -> None:
+    """Refuse every ``--conventions`` option given where it cannot act (``unused``)."""
+    for name in CONVENTIONS_FIELDS:
+        unused(ctx, name, why)
+
+
+def input_option(kinds: Sequence[str], help: str) -> Callable[[Any], Any]:
+    """``--input KIND`` (the parameter ``input_kind``), ``kinds[0]`` by default: what the
+    command's input files hold."""
+    return click.option(
+        "--input",
+        "input_kind",
+        type=click.Choice(list(kinds)),
+        default=kinds[0],
+        show_default=True,
+        help=help,
+    )
+
+
 def method_option(methods: Sequence[str], default: str, help: str) -> Callable[[Any], Any]:
     """``--method`` among ``methods``."""
     return click.option(

@@ -9,11 +9,11 @@ import click
 
 from lpcfg_cli.cli.configfile import model_command
 from lpcfg_cli.cli.options import (
-    CONVENTIONS_FIELDS,
     conventions_from,
+    conventions_given,
     conventions_options,
-    given,
     hyper_options,
+    input_option,
     jobs_option,
     unused,
     usable_jobs,
@@ -89,14 +89,7 @@ def _tiers_summary(smoothed: list[int], glued: dict[int, list[int]], kind: str) 
 
 @click.command(name="parse")
 @model_command("trees")
-@click.option(
-    "--input",
-    "input_kind",
-    type=click.Choice(["text", "trees"]),
-    default="text",
-    show_default=True,
-    help="`trees`: take the words of PTB trees (e.g. a gold file).",
-)
+@input_option(["text", "trees"], "`trees`: take the words of PTB trees (e.g. a gold file).")
 @hyper_options([("parse", ParserOptions, {})])
 @conventions_options
 @jobs_option("Worker processes (forked; they share the loaded model). Same output for any N.")
@@ -151,7 +144,7 @@ def command(
     parser = Parser(model, ParserOptions(**options), jobs=usable_jobs(jobs))
     arranged = parser.arranged  # from the cache of arranged models when it holds this one
     conventions = arranged.conventions
-    if any(given(ctx, name) is not None for name in CONVENTIONS_FIELDS):
+    if conventions_given(ctx):
         if not asked.same_rules(conventions):
             raise LpcfgError(
                 f"--conventions {asked.name}: MODEL was trained with conventions "

@@ -18,11 +18,12 @@ import click
 
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import (
-    CONVENTIONS_FIELDS,
     conventions_from,
     conventions_options,
+    conventions_unused,
     given,
     hyper_options,
+    input_option,
     jobs_option,
     method_option,
     render,
@@ -76,13 +77,9 @@ def _warn(err: LpcfgError) -> None:
     "pcfg",
     "Learning algorithm.",
 )
-@click.option(
-    "--input",
-    "input_kind",
-    type=click.Choice(["trees", "text"]),
-    default="trees",
-    show_default=True,
-    help="`text`: learn from sentences without trees, one per line, tokens separated by "
+@input_option(
+    ["trees", "text"],
+    "`text`: learn from sentences without trees, one per line, tokens separated by "
     "spaces (--method em: inside-outside over every tree of each sentence).",
 )
 @click.option(
@@ -171,8 +168,7 @@ def command(
     learner = build(method, ensemble, **{k: v for k, v in hyper.items() if spec.uses(k)})
     if text:
         _check_text(ctx, method, learner)
-        for name in CONVENTIONS_FIELDS:
-            unused(ctx, name, "with --input text (sentences have no trees to normalise)")
+        conventions_unused(ctx, "with --input text (sentences have no trees to normalise)")
         if given(ctx, "rare") is None:
             rare = 0  # from text, every word is kept unless asked
     _check_unused(ctx, method, learner, dev, init, text)

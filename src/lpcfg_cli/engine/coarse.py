@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lpcfg_cli.engine.chart_grammars import CoarseGrammar
-from lpcfg_cli.engine.dispatch import kernel
+from lpcfg_cli.engine.dispatch import float64s, kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.scaling import normalise_span, split_weight
 
@@ -609,7 +609,7 @@ def coarse_posteriors(
     longest = int(max(layout.lengths, default=0))
     charts = np.zeros((4, chart_size(longest, n_sym)))
     keys, values, log_z = batch_posteriors(
-        np.ascontiguousarray(lexical_scores, dtype=np.float64),
+        float64s(lexical_scores),
         layout.base,
         layout.lengths,
         first,

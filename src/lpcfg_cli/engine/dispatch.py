@@ -148,3 +148,13 @@ def check_ids(name: str, ids: Any, n: int) -> None:
     ids = np.asarray(ids)
     if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= n):
         raise ValueError(f"{name}: ids must lie in [0, {n})")
+
+
+def int64s(values: Any) -> np.ndarray:
+    """``values`` as the C-contiguous int64 array the kernels take (itself when it is one)."""
+    return np.ascontiguousarray(values, dtype=np.int64)
+
+
+def float64s(values: Any) -> np.ndarray:
+    """``values`` as the C-contiguous float64 array the kernels take (itself when it is one)."""
+    return np.ascontiguousarray(values, dtype=np.float64)

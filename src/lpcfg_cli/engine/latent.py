@@ -21,6 +21,7 @@ import numpy as np
 
 from lpcfg_cli.engine import kernels as k
 from lpcfg_cli.engine.chart_grammars import LatentGrammar
+from lpcfg_cli.engine.dispatch import float64s, int64s
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.engine.result import Chart, ChunkPlans
 from lpcfg_cli.engine.scaling import log_value
@@ -171,9 +172,9 @@ def _lexical_inside(
     if len(rule):
         k.add_lexical(
             alpha,
-            np.ascontiguousarray(item, dtype=np.int64),
-            np.ascontiguousarray(rule, dtype=np.int64),
-            np.ascontiguousarray(weight, dtype=np.float64),
+            int64s(item),
+            int64s(rule),
+            float64s(weight),
             g.lexical,
         )
     if layout.max_length:
@@ -367,7 +368,7 @@ def lexical_items(
     pre-terminal item is not in ``keys``."""
     span, rule, weight = lexical
     want = np.asarray(span, dtype=np.int64) * g.n_symbols + g.lexical_parent[rule]
-    pos = k.find_keys(np.ascontiguousarray(keys, dtype=np.int64), want)
+    pos = k.find_keys(int64s(keys), want)
     ok = pos >= 0
     return pos[ok], np.asarray(rule)[ok], np.asarray(weight)[ok]
 

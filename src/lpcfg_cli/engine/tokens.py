@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lpcfg_cli.engine.dispatch import check_ids, kernel
+from lpcfg_cli.engine.dispatch import check_ids, float64s, int64s, kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.indexed import Grammar
 from lpcfg_cli.grammar.lexicon import Signatures, spellings
@@ -89,7 +89,7 @@ class RulesByWord:
         self.n_rules = len(lexical)
         self.order = np.argsort(lexical[:, 1], kind="stable")
         self.ptr = np.searchsorted(lexical[self.order, 1], np.arange(len(grammar.words) + 1))
-        self.parent = np.ascontiguousarray(lexical[:, 0], dtype=np.int64)
+        self.parent = int64s(lexical[:, 0])
         self.n_words = len(grammar.words)
         # "Has word w a rule under pre-terminal a?": bit a * V + w of a packed bit set (a
         # look-up per entry; a binary search of the sorted keys was 2 % of a parse).
@@ -143,10 +143,10 @@ class RulesByWord:
         else:  # -1: no restriction
             check_ids("only", np.asarray(only) + 1, self.n_words + 1)
         return _expand(
-            np.ascontiguousarray(span, dtype=np.int64),
-            np.ascontiguousarray(word, dtype=np.int64),
-            np.ascontiguousarray(weight, dtype=np.float64),
-            np.ascontiguousarray(only, dtype=np.int64),
+            int64s(span),
+            int64s(word),
+            float64s(weight),
+            int64s(only),
             self.ptr,
             self.order,
             self.parent,

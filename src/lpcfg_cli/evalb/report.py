@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lpcfg_cli.evalb.run import EvalResult
 from lpcfg_cli.evalb.scoring import Block, SentenceResult, fmeasure, pct
-from lpcfg_cli.hyperparams import hyper
+from lpcfg_cli.hyperparams import switch
 
 __all__ = ["HEADER", "ReportOptions", "format_report", "label_table"]
 
@@ -21,14 +21,10 @@ __all__ = ["HEADER", "ReportOptions", "format_report", "label_table"]
 class ReportOptions:
     """What a report holds besides the summary (``format_report``, ``EvalResult.to_dict``)."""
 
-    per_sentence: bool = hyper(
-        False,
-        "EVALB's per-sentence table (and its totals line) before the summary.",
-        kind="switch",
+    per_sentence: bool = switch(
+        "EVALB's per-sentence table (and its totals line) before the summary."
     )
-    labels: bool = hyper(
-        False, "Per-label recall/precision/F1 table after the summary.", kind="switch"
-    )
+    labels: bool = switch("Per-label recall/precision/F1 table after the summary.")
 
 
 _RULE = "=" * 76

@@ -15,7 +15,7 @@ import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper
+from lpcfg_cli.hyperparams import SEED_HELP, Checked, hyper, switch
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams, check_size
 from lpcfg_cli.treebank.tree import Tree
 
@@ -44,14 +44,8 @@ class SampleOptions(Checked):
         10, "Number of trees (sentences, for a topology model) to draw.", min=0, flag="-n"
     )
     seed: int = hyper(0, SEED_HELP, min=0)
-    latent: bool = hyper(
-        False,
-        "Label every node with its latent state (A-h); implies --binarized.",
-        kind="switch",
-    )
-    binarized: bool = hyper(
-        False, "Write the trees in the model's binarized label space (A+B, @A).", kind="switch"
-    )
+    latent: bool = switch("Label every node with its latent state (A-h); implies --binarized.")
+    binarized: bool = switch("Write the trees in the model's binarized label space (A+B, @A).")
     length: int | None = hyper(
         None,
         "Topology model: every sentence has this many words [default: lengths drawn from "

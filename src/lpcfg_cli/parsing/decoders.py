@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpcfg_cli.engine.dispatch import check_ids, kernel
+from lpcfg_cli.engine.dispatch import check_ids, float64s, int64s, kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.treebank import labels as label_names
 from lpcfg_cli.treebank.tree import Tree
@@ -85,10 +85,10 @@ def _best_per_span(
     is_root[roots[roots >= 0]] = True
     return _span_best(
         layout.n_spans,
-        np.ascontiguousarray(item_span, dtype=np.int64),
-        np.ascontiguousarray(item_sym, dtype=np.int64),
-        np.ascontiguousarray(value, dtype=np.float64),
-        np.ascontiguousarray(tie, dtype=np.float64),
+        int64s(item_span),
+        int64s(item_sym),
+        float64s(value),
+        float64s(tie),
         is_root,
         np.ascontiguousarray(root_ok, dtype=np.bool_),
     )
@@ -173,9 +173,9 @@ def bracket_labels(
         order = np.argsort(item_span, kind="stable")
         item_span, item_sym, mass = item_span[order], item_sym[order], mass[order]
     gain = _bracket_gains(
-        np.ascontiguousarray(item_span, dtype=np.int64),
-        np.ascontiguousarray(item_sym, dtype=np.int64),
-        np.ascontiguousarray(mass, dtype=np.float64),
+        int64s(item_span),
+        int64s(item_sym),
+        float64s(mass),
         brackets.ptr,
         brackets.ids,
         brackets.n_labels,
@@ -226,8 +226,8 @@ def goodman_trees(
         layout.len_start,
         layout.span_sent,
         layout.span_start,
-        np.ascontiguousarray(span_score, dtype=np.float64),
-        np.ascontiguousarray(span_label, dtype=np.int64),
+        float64s(span_score),
+        int64s(span_label),
     )
     trees: list[Tree | None] = []
     for s, span in enumerate(layout.root_spans()):
