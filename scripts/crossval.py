@@ -35,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 
+import records
+
 from lpcfg_cli.files.streams import atomic_output
 from lpcfg_cli.treebank.normalize import normalize
 from lpcfg_cli.treebank.ptb import format_tree, read_treebank
@@ -91,26 +93,39 @@ def lpcfg_fold(args: argparse.Namespace, train: Path, held: Path, out: Path, k: 
     return {"train": "lpcfg " + shlex.join(cmd), "seconds": round(seconds, 1)}
 
 
-def berkeley_fold(args: argparse.Namespace, train: Path, held: Path, out: Path, k: int) -> dict:
-    """Train fold ``k``'s Berkeley grammar on its trees as lpcfg normalises them and parse
-    its block; ``( (S ...) )`` roots are written ``(TOP (S ...))``."""
-    jar = next(Path(args.berkeley).glob("*.jar"))
-    rooted = train.with_suffix(".root.mrg")
+def root_wrapped(train: Path, rooted: Path) -> Path:
+    """``train``'s trees as lpcfg normalises them, ``(ROOT ...)``-wrapped, at ``rooted``: what
+    the Berkeley parser's GrammarTrainer reads."""
     with atomic_output(rooted) as fh:
         for rec in read_treebank([str(train)]):
             tree = normalize(rec.tree)
             if tree is not None:
                 fh.write(format_tree(tree, root="ROOT") + "\n")
-    grammar = out.with_suffix(".gr")
+    return rooted
+
+
+def train_berkeley(
+    jar: Path, rooted: Path, grammar: Path, cycles: int, seed: int | None = None
+) -> tuple[list[str], float]:
+    """The Berkeley parser's GrammarTrainer on ``rooted`` for ``cycles`` split-merge cycles
+    (its ``-randSeed`` where ``seed`` is given; else its default): (the command, seconds).
+    Besides ``grammar`` it leaves each cycle's grammar, ``GRAMMAR_N_smoothing.gr``."""
     cmd = ["java", "-Xmx4g", "-cp", str(jar), "edu.berkeley.nlp.PCFGLA.GrammarTrainer",
            "-path", str(rooted), "-out", str(grammar), "-treebank", "SINGLEFILE",
-           "-SMcycles", str(args.berkeley_cycles)]  # fmt: skip
+           "-SMcycles", str(cycles)]  # fmt: skip
+    if seed is not None:
+        cmd += ["-randSeed", str(seed)]
     t0 = time.perf_counter()
     subprocess.run(cmd, capture_output=True, check=True)
-    seconds = time.perf_counter() - t0
-    raw = out.with_suffix(".raw")
+    return cmd, time.perf_counter() - t0
+
+
+def parse_berkeley(jar: Path, grammar: Path, words: Path, out: Path) -> None:
+    """``words`` (one sentence per line) parsed with ``grammar`` into ``out``, its
+    ``( (S ...) )`` roots written ``(TOP (S ...))``."""
+    raw = out.with_suffix(out.suffix + ".raw")
     subprocess.run(
-        ["java", "-Xmx4g", "-jar", str(jar), "-gr", str(grammar), "-inputFile", str(held),
+        ["java", "-Xmx4g", "-jar", str(jar), "-gr", str(grammar), "-inputFile", str(words),
          "-outputFile", str(raw)],
         capture_output=True, check=True,
     )  # fmt: skip
@@ -118,6 +133,16 @@ def berkeley_fold(args: argparse.Namespace, train: Path, held: Path, out: Path, 
         fh.writelines(
             re.sub(r"^\(\s*\(", "(TOP (", line) for line in raw.read_text().splitlines(True)
         )
+
+
+def berkeley_fold(args: argparse.Namespace, train: Path, held: Path, out: Path, k: int) -> dict:
+    """Train fold ``k``'s Berkeley grammar on its trees as lpcfg normalises them and parse
+    its block."""
+    jar = next(Path(args.berkeley).glob("*.jar"))
+    rooted = root_wrapped(train, train.with_suffix(".root.mrg"))
+    grammar = out.with_suffix(".gr")
+    cmd, seconds = train_berkeley(jar, rooted, grammar, args.berkeley_cycles)
+    parse_berkeley(jar, grammar, held, out)
     return {"train": shlex.join(cmd), "seconds": round(seconds, 1)}
 
 
@@ -145,7 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.out)
     folder = root / args.name
     folder.mkdir(parents=True, exist_ok=True)
-    record: dict = {"name": args.name, "folds": [], "trees": len(lines)}
+    record: dict = {
+        **records.provenance(java=bool(args.berkeley)),
+        "name": args.name,
+        "folds": [],
+        "trees": len(lines),
+    }
     if args.berkeley:
         record["method"] = f"Berkeley parser, {args.berkeley_cycles} cycles"
     else:

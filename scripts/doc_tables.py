@@ -481,6 +481,42 @@ def learning_curves(figures: Path) -> str:
     return "\n".join(lines)
 
 
+def row(*cells: str) -> str:
+    """One markdown table row."""
+    return "| " + " | ".join(cells) + " |"
+
+
+@table("crossval")
+def crossval(figures: Path) -> str:
+    """5-fold cross-validation of the training set, lpcfg beside the Berkeley parser
+    (``crossval.py``): pooled strict F1 over every training sentence, and the paired test."""
+    data = records.read("crossval", figures)
+    rows = [row("setting", "pooled strict F1", "folds", "training per fold"), row(*["---"] * 4)]
+    for name, label in (
+        ("splitmerge", "one lpcfg split-merge grammar (`configs/splitmerge.toml`, fold k: seed k)"),
+        ("berkeley", "the Berkeley parser, 4 split-merge cycles"),
+    ):
+        r = data[name]
+        f1s = [f["f1"] for f in r["folds"]]
+        secs = [f["seconds"] / 60 for f in r["folds"]]
+        rows.append(
+            row(label, f"**{f2(r['pooled_f1'])}**", f"{f2(min(f1s))}-{f2(max(f1s))}",
+                f"{min(secs):.1f}-{max(secs):.1f} min")
+        )  # fmt: skip
+    report = data["splitmerge"]["against"]["report"]
+    diff = next(x for x in report if x.startswith("difference")).split()[-1]
+    boot = next(x for x in report if x.startswith("paired bootstrap"))
+    interval = boot[boot.index("95% interval") + len("95% interval ") :]
+    p_value = next(x for x in report if x.startswith("approximate randomization")).split()[-1]
+    rows.append("")
+    rows.append(
+        f"lpcfg minus the Berkeley parser over the {data['splitmerge']['trees']:,} sentences: "
+        f"{diff} (paired bootstrap, 95 % interval {interval}; approximate randomization "
+        f"p = {p_value})."
+    )
+    return "\n".join(rows)
+
+
 @table("scale")
 def scale(figures: Path) -> str:
     """Every learner trained on the sampled full-treebank-size set (``bench_scale.py``)."""
