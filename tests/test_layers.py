@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"hyperparams"},
     {"files", "numerics", "evalb"},
     {"treebank"},
-    {"grammar"},
+    {"grammar", "analysis"},
     {"model"},
     {"engine"},
     {"parsing"},

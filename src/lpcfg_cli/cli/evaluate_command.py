@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from lpcfg_cli.analysis.error_kinds import classify_errors, compare_kinds, format_kinds
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import conventions_from, conventions_options, given, hyper_options
 from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
@@ -78,6 +79,52 @@ def _score(
     for message in result.warnings:
         click.echo(f"lpcfg: warning: {prefix}{message}", err=True)
     return result
+
+
+def _write(
+    output: str,
+    encoding: str,
+    json: bool,
+    shown: ReportOptions,
+    result: EvalResult,
+    other: EvalResult | None,
+    comparison: Any,
+    conventions: Conventions,
+    lines: tuple[list[str], list[str], list[str] | None],
+    names: tuple[str, str | None],
+) -> None:
+    """The report (text or JSON) to ``output``: EVALB's, errors by kind with --errors, the
+    comparison with --against."""
+    gold_lines, test_lines, other_lines = lines
+    test, against = names
+    params = result.params
+    extras = {"per_sentence": shown.per_sentence, "labels": shown.labels}
+    kinds = kinds_other = None
+    if shown.errors and not result.aborted:
+        kinds = classify_errors(gold_lines, test_lines, params)
+        if other_lines is not None and other is not None and not other.aborted:
+            kinds_other = classify_errors(gold_lines, other_lines, params)
+    with atomic_output(output, encoding=encoding) as fh:
+        if json and not result.aborted:
+            out = result.to_dict(**extras)
+            out["conventions"] = conventions.to_dict()
+            if kinds is not None:
+                out["errors"] = kinds.to_dict(per_sentence=shown.per_sentence)
+            if kinds_other is not None:
+                out["errors_against"] = kinds_other.to_dict(per_sentence=shown.per_sentence)
+            if comparison is not None:
+                out["comparison"] = {"test": test, "against": against, **comparison.to_dict()}
+            fh.write(dumps(out, indent=2) + "\n")
+        elif not json:
+            fh.write(format_report(result, **extras))
+            if kinds is not None:
+                fh.write("\n" + format_kinds(kinds))
+            if kinds_other is not None:
+                assert against is not None and kinds is not None
+                fh.write("\n" + compare_kinds(kinds_other, kinds, against, test))
+            if comparison is not None:
+                assert against is not None
+                fh.write(format_comparison(comparison, test, against))
 
 
 @click.command(name="evaluate")
@@ -151,6 +198,7 @@ def command(
       lpcfg evaluate --per-sentence --labels gold.mrg test.mrg -o report.txt
       lpcfg parse m.model test.txt | lpcfg evaluate --json data/test.mrg -
       lpcfg evaluate data/dev.mrg new.parsed --against old.parsed
+      lpcfg evaluate --errors data/test.mrg sm.parsed --against em.parsed
 
     With --against, is TEST's strict F-measure really different from FILE's? Both
     are scored, then each sentence's two parses are kept together: a paired bootstrap
@@ -158,6 +206,13 @@ def command(
     approximate randomization (swapping each sentence's pair at random, as Bikel's
     comparator does) its two-sided p-value. The report above the comparison is TEST's;
     EVALB's messages about FILE go to stderr prefixed 'FILE: '.
+
+    With --errors, each parse is repaired into its gold tree step by step (move a
+    misattached phrase, add a missing bracket, remove an extra one, relabel), each step
+    classified by kind as Kummerfeld et al. (2012) do, on EVALB's brackets: the table
+    gives each kind's repairs and the brackets it costs, which add up to EVALB's
+    (gold - matched) + (test - matched). With --against, a second table shows which
+    kinds TEST fixes (negative change) and which it introduces, next to FILE.
     """
     if gold == "-" and test == "-":
         raise click.UsageError("GOLD and TEST cannot both be '-' (stdin)")
@@ -188,19 +243,8 @@ def command(
     comparison = None
     if other is not None and not (result.aborted or other.aborted):
         comparison = compare(result, other, _options(CompareOptions, values))
-    extras = {"per_sentence": shown.per_sentence, "labels": shown.labels}
-    with atomic_output(output, encoding=encoding) as fh:
-        if json and not result.aborted:
-            out = result.to_dict(**extras)
-            out["conventions"] = conventions.to_dict()
-            if comparison is not None:
-                out["comparison"] = {"test": test, "against": against, **comparison.to_dict()}
-            fh.write(dumps(out, indent=2) + "\n")
-        elif not json:
-            fh.write(format_report(result, **extras))
-            if comparison is not None:
-                assert against is not None
-                fh.write(format_comparison(comparison, test, against))
+    _write(output, encoding, json, shown, result, other, comparison, conventions,
+           (gold_lines, test_lines, other_lines), (test, against))  # fmt: skip
     for res, what, name in (
         (result, "evaluation", "TEST"),
         (other, "evaluation of --against FILE", "FILE"),

@@ -25,6 +25,12 @@ class ReportOptions:
         "EVALB's per-sentence table (and its totals line) before the summary."
     )
     labels: bool = switch("Per-label recall/precision/F1 table after the summary.")
+    errors: bool = switch(
+        "Errors by kind after the summary (Kummerfeld et al. 2012: PP attachment, "
+        "coordination, unary...): the repairs that turn each parse into its gold tree, and "
+        "the brackets each kind costs (JSON: 'errors', with --per-sentence each sentence's "
+        "repairs)."
+    )
 
 
 _RULE = "=" * 76
