@@ -10,7 +10,9 @@ table's rows and headers, the training logs) labelled synthetic. Prints a markdo
 EVALB F1, strict F1, training time and parsing speed, also written to OUT/results.md, and
 writes OUT/report.html: the table, the learning curves of the methods that iterate (their
 ``lpcfg train --log``) and each model's parsing speed against sentence length, a page a
-browser opens from disk (its figures, with the JSON drawn, in OUT/figures).
+browser opens from disk (its figures, with the JSON drawn, in OUT/figures), which links to
+OUT/parses.html (``lpcfg report``: every test sentence's gold tree and parses drawn, errors
+by kind).
 
     python scripts/demo.py --data data --models models --jobs 2 [--methods pcfg,em]
 """
@@ -219,6 +221,7 @@ def main() -> int:
     folder = data.folder
     n_test = sum(1 for _ in (folder / "test.txt").open())
     rows, logs, speed = [], {}, {}
+    parses: list[str] = []
     for method in args.methods.split(","):
         model = models / f"{method.replace('+', '_')}.npz"
         extra = train_args(method, folder, args.jobs)
@@ -255,6 +258,7 @@ def main() -> int:
             check=True,
         )
         fig = json.loads(report.stdout)["all"]
+        parses += [str(parsed), "--name", method]
         rows.append((method, fig["fmeasure"], fig["strict_fmeasure"], train_s, n_test / parse_s))
         if args.bucket_size:
             sentences = [line.split() for line in (folder / "test.txt").read_text().splitlines()]
@@ -269,7 +273,9 @@ def main() -> int:
     except LpcfgError as err:
         raise SystemExit(f"demo: error: {err}") from None
     print(f"demo: table written to {destination}", file=sys.stderr)
-    report = write_report(out, text, logs, speed, data.synthetic)
+    # Every test sentence drawn, with each method's parse and its errors by kind.
+    lpcfg("report", str(folder / "test.mrg"), *parses, "-o", str(out / "parses.html"), "-q")
+    report = write_report(out, text, logs, speed, data.synthetic, parses="parses.html")
     print(f"demo: report written to {report}", file=sys.stderr)
     return 0
 
@@ -278,11 +284,17 @@ ITERATES = {"em", "pivot+em"}  # the demo's methods whose training has steps to 
 
 
 def write_report(
-    out: Path, text: str, logs: dict[str, list[dict]], speed: dict[str, dict], synthetic: bool
+    out: Path,
+    text: str,
+    logs: dict[str, list[dict]],
+    speed: dict[str, dict],
+    synthetic: bool,
+    parses: str | None = None,
 ) -> Path:
     """OUT/report.html: the results table, the learning curves (``logs``: each method's
     ``train --log`` records) and the speed against sentence length (``speed``: each
-    method's ``bench_parse.by_length`` table), its figures in OUT/figures."""
+    method's ``bench_parse.by_length`` table), its figures in OUT/figures, and a link to
+    ``parses`` (the page `lpcfg report` wrote of the test parses, beside it)."""
     tag = "SYNTHETIC data: " if synthetic else ""
     figures = []
     if logs:
@@ -304,6 +316,11 @@ def write_report(
     body = [f"<h1>lpcfg demo{' (SYNTHETIC DATA)' if synthetic else ''}</h1>"]
     for block in text.strip().split("\n\n"):
         body.append(html_table(block) if block.startswith("|") else f"<p>{html.escape(block)}</p>")
+    if parses:
+        body.append(
+            f'<p><a href="{html.escape(parses)}">Every test sentence drawn</a>: the gold tree '
+            "and each method's parse, wrong brackets marked, errors by kind (lpcfg report).</p>"
+        )
     for png, caption in figures:
         src = html.escape(png.relative_to(out).as_posix())
         body.append(

@@ -12,6 +12,8 @@ The public API. Train a model from a treebank file, parse token lists, evaluate:
     print(lp.to_nltk(trees[0]))                  # an nltk.Tree
     result = lp.evaluate(lp.read_trees("gold.mrg"), trees)
     print(result.strict_f1)                      # result.all.figures(): every figure
+    print(lp.tree_text(trees[0]))                # drawn (lp.tree_svg: as SVG)
+    kinds = lp.classify_errors(gold_lines, test_lines)   # errors by kind, one tree per line
 
 A learner of any method, with its options dataclass, and dev trees to select on::
 
@@ -104,6 +106,13 @@ _LAZY = {
     "evaluate": "lpcfg_cli.treebank.evaluation",
     "EvalResult": "lpcfg_cli.evalb.run",
     "format_report": "lpcfg_cli.evalb.report",
+    # looking at parses
+    "classify_errors": "lpcfg_cli.analysis.error_kinds",
+    "ErrorAnalysis": "lpcfg_cli.analysis.error_kinds",
+    "format_kinds": "lpcfg_cli.analysis.error_kinds",
+    "tree_svg": "lpcfg_cli.analysis.drawing",
+    "tree_text": "lpcfg_cli.analysis.drawing",
+    "html_report": "lpcfg_cli.analysis.html_report",
 }
 
 __all__ = ["__version__", *_LAZY]

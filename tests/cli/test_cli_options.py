@@ -251,6 +251,14 @@ def test_quiet_on_every_subcommand(d, tmp_path):
         "score": ["score", d / "pcfg.npz", d / "x.txt", "--progress"],
         "bundle": ["bundle", d / "pcfg.npz", "-o", tmp_path / "b.npz"],
         "evaluate": ["evaluate", tmp_path / "gold.mrg", tmp_path / "gold.mrg"],
+        "draw": ["draw", tmp_path / "gold.mrg"],
+        "report": [
+            "report",
+            tmp_path / "gold.mrg",
+            tmp_path / "gold.mrg",
+            "-o",
+            tmp_path / "r.html",
+        ],
         "sample": ["sample", d / "pcfg.npz", "-n", "2"],
         "unmix": [
             "unmix",

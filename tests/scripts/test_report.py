@@ -75,7 +75,7 @@ def report(tmp_path, monkeypatch):
     table = "Data: a synthetic test\n\n| method | strict F1 |\n|---|---|\n| em <b> | 91.25 |\n"
     out = d / "out"
     out.mkdir()
-    return demo.write_report(out, table, logs, speed, synthetic=True)
+    return demo.write_report(out, table, logs, speed, synthetic=True, parses="parses.html")
 
 
 def test_the_report_renders_with_its_table_and_every_image_loaded(report):
@@ -83,6 +83,7 @@ def test_the_report_renders_with_its_table_and_every_image_loaded(report):
     assert re.search(r'data-images="2/2"', dom), dom[-3000:]
     assert "<td>91.25</td>" in dom and "<td>em &lt;b&gt;</td>" in dom  # escaped, not markup
     assert "SYNTHETIC" in dom
+    assert '<a href="parses.html">' in dom  # lpcfg report's page of the test parses
     assert sorted(p.name for p in (report.parent / "figures").iterdir()) == [
         "learning_curves.json",
         "learning_curves.png",

@@ -140,6 +140,8 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
     else:
         open_ = spec.exclusive
         kwargs["type"] = FiniteFloat(min=spec.min, max=spec.max, min_open=open_, max_open=open_)
+    if spec.metavar and "metavar" not in kwargs:
+        kwargs["metavar"] = spec.metavar
     if agreed:
         shown = defaults[0]
         kwargs["default"] = ",".join(map(str, shown)) if isinstance(shown, tuple) else shown
