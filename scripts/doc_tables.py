@@ -875,6 +875,57 @@ def languages_gains(figures: Path) -> str:
     return "\n".join(lines)
 
 
+# --- errors by kind: docs/experiments/errors.md ------------------------------------------
+
+MODEL_NAMES = {"em16": "EM, 16 states", "splitmerge": "one split-merge grammar",
+               "best": "six split-merge grammars (product)"}  # fmt: skip
+
+
+@table("errors-by-kind")
+def errors_by_kind(figures: Path) -> str:
+    """Brackets each kind costs per test sentence, and its repairs, model by model
+    (``error_kinds.py``)."""
+    models = records.read("error_kinds", figures)["models"]
+    names = list(models)
+    rows = [
+        row("kind", *(f"{MODEL_NAMES.get(n, n)}: brackets per sentence (repairs)" for n in names)),
+        row("---", *["---:"] * len(names)),
+    ]
+    for kind in models[names[0]]["kinds"]:
+        cells = []
+        for n in names:
+            m = models[n]
+            k = m["kinds"][kind]
+            cells.append(f"{k['brackets'] / m['scored']:.2f} ({k['repairs']})")
+        rows.append(row(kind, *cells))
+    rows.append(row("**all bracket errors**", *(
+        f"**{models[n]['brackets'] / models[n]['scored']:.2f}** ({models[n]['brackets']})"
+        for n in names)))  # fmt: skip
+    rows.append(row("strict F1", *(f2(models[n]["strict_f1"]) for n in names)))
+    return "\n".join(rows)
+
+
+@table("errors-analyser")
+def errors_analyser(figures: Path) -> str:
+    """The same parses classified by Kummerfeld et al.'s own analyser: brackets both put
+    under the same kind (``error_kinds.py --analyser``)."""
+    models = records.read("error_kinds", figures)["models"]
+    rows = [
+        row("parses of", "bracket errors (lpcfg)", "bracket errors (the analyser)",
+            "under the same kind"),
+        row("---", "---:", "---:", "---:"),
+    ]  # fmt: skip
+    for name, m in models.items():
+        a = m.get("analyser")
+        if a is None:
+            continue
+        share = 100 * a["same_kind"] / max(a["brackets"], 1)
+        same = f"{a['same_kind']} ({share:.1f} %)"
+        rows.append(row(MODEL_NAMES.get(name, name), str(a["brackets"]),
+                        str(a["analyser_brackets"]), same))  # fmt: skip
+    return "\n".join(rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="only say what differs (exit 1)")
