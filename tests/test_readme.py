@@ -59,11 +59,12 @@ def test_the_shell_quickstart_runs_as_printed(tmp_path):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     commands = [line.split("  #")[0].strip() for line in block.splitlines()]
     commands = [c for c in commands if c and not c.startswith(". ")]  # activation: PATH here
-    assert len(commands) == 4
+    assert len(commands) == 7  # binarize, train, parse, evaluate, --errors, draw, report
     for command in commands:
         res = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True)
         assert res.returncode == 0, (command, res.stderr.decode())
     assert len((tmp_path / "test.parsed").read_text().splitlines()) == 40
+    assert "<svg" in (tmp_path / "report.html").read_text()
 
 
 def test_the_python_example_trains_parses_prints_and_scores(tmp_path, monkeypatch, capsys):
