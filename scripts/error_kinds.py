@@ -9,6 +9,10 @@ gold tree and each model's parse drawn with their wrong and missing brackets mar
 the folder of ``--plot``); with ``--screenshot``, `lpcfg report`'s page of the parses as
 headless Chromium shows it, filtered by ``--view``.
 
+With ``--berkeley DIR`` (the folder of its jar and grammars, as for ``bench_parse.py``) the
+Berkeley parser's dev-selected grammar (4 cycles) parses the test split too and is
+classified beside the models.
+
 With ``--analyser DIR`` (a checkout of github.com/jkkummerfeld/berkeley-parser-analyser), its
 ``classify_english.py`` also classifies the same parse files, and the record says, per model,
 how many of the brackets both put under the same kind (the classifier's check against the
@@ -17,7 +21,7 @@ paper's own program; it is not part of lpcfg and not needed otherwise).
     python scripts/error_kinds.py --data data --models out/ptb/models/em16-s0.npz,\\
         out/ptb/models/splitmerge-s0.npz,out/ptb/models/best-s0.npz \\
         --json docs/figures/error_kinds.json --plot docs/figures/error_kinds --example 5 \\
-        --screenshot docs/figures/report_example.png
+        --screenshot docs/figures/report_example.png --berkeley DIR
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from bench_parse import BERKELEY_GRAMMAR
+from crossval import parse_berkeley
 from records import lpcfg, provenance
 from records import write as write_record
 
@@ -183,6 +189,9 @@ def main() -> None:
     ap.add_argument("--analyser", type=Path, default=None, help="checkout of the analyser")
     ap.add_argument("--screenshot", type=Path, default=None, help="PNG of `lpcfg report`'s page")
     ap.add_argument("--view", default="test=1&kind=coordination&max=25", help="its filter")
+    ap.add_argument(
+        "--berkeley", type=Path, default=None, help="also the Berkeley parser (its folder)"
+    )
     args = ap.parse_args()
     data, out = Path(args.data), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -191,10 +200,16 @@ def main() -> None:
     record: dict = {**provenance(), "test": str(gold_path), "models": {}}
     parses: dict[str, list[str]] = {}
     analyses: dict[str, ErrorAnalysis] = {}
-    for model in args.models.split(","):
-        name = name_of(model)
+    runs = [(name_of(m), m) for m in args.models.split(",")]
+    if args.berkeley is not None:
+        runs.append(("berkeley", BERKELEY_GRAMMAR))
+    for name, model in runs:
         parsed = out / f"{name}.parsed"
-        lpcfg("parse", model, str(data / "test.txt"), "-o", str(parsed))
+        if name == "berkeley":
+            jar = args.berkeley / "BerkeleyParser-1.7.jar"
+            parse_berkeley(jar, args.berkeley / model, data / "test.txt", parsed)
+        else:
+            lpcfg("parse", model, str(data / "test.txt"), "-o", str(parsed))
         report = json.loads(
             lpcfg("evaluate", "--errors", "--json", str(gold_path), str(parsed)).stdout
         )
