@@ -33,8 +33,9 @@ from urllib.parse import quote
 from lpcfg_cli.analysis.drawing import SVG_STYLE, phrase_positions, tree_svg
 from lpcfg_cli.analysis.error_kinds import KINDS, ErrorAnalysis, SentenceErrors, classify_errors
 from lpcfg_cli.errors import LpcfgError, ParameterError
-from lpcfg_cli.evalb import COLLINS, EvalbParams, EvalResult, SentenceResult, Status, evaluate_lines
+from lpcfg_cli.evalb import EvalResult, SentenceResult, Status, evaluate_lines
 from lpcfg_cli.evalb.messages import SilentLog
+from lpcfg_cli.evalb.params import EvaluateOptions
 from lpcfg_cli.evalb.reader import Reader
 from lpcfg_cli.evalb.scoring import fmeasure
 from lpcfg_cli.treebank.ptb import parse_tree
@@ -70,13 +71,14 @@ class ScoredParses:
 def score_parses(
     gold_lines: Sequence[str],
     tests: Sequence[tuple[str, Sequence[str]]],
-    *,
-    params: EvalbParams = COLLINS,
-    cutoff: int = 40,
+    options: EvaluateOptions | None = None,
 ) -> list[ScoredParses]:
     """Each parse file scored against ``gold_lines`` (one tree per line, as EVALB reads
-    them). ``LpcfgError`` when there is nothing to report, or when EVALB would stop (more
-    than its MAX_ERROR errors: the files hold different sentences)."""
+    them) with ``options`` (parameter file, cut-off). ``LpcfgError`` when there is nothing
+    to report, or when EVALB would stop (more than its MAX_ERROR errors: the files hold
+    different sentences)."""
+    options = options or EvaluateOptions()
+    params, cutoff = options.params, options.cutoff
     if not gold_lines:
         raise LpcfgError("no gold trees: nothing to report")
     if not tests:
@@ -98,14 +100,14 @@ def html_report(
     gold_lines: Sequence[str],
     tests: Sequence[tuple[str, Sequence[str]]],
     *,
-    params: EvalbParams = COLLINS,
-    cutoff: int = 40,
+    options: EvaluateOptions | None = None,
     max_depth: int | None = None,
     title: str = "lpcfg report",
 ) -> str:
     """The page (see the module) of ``tests``, ``(name, lines)`` each, one tree per line,
-    against ``gold_lines``; ``max_depth`` collapses deeper phrases of the trees drawn."""
-    scored = score_parses(gold_lines, tests, params=params, cutoff=cutoff)
+    against ``gold_lines``, scored with ``options`` (default: COLLINS.prm, cut-off 40);
+    ``max_depth`` collapses deeper phrases of the trees drawn."""
+    scored = score_parses(gold_lines, tests, options)
     return render_report(gold_lines, scored, max_depth=max_depth, title=title)
 
 

@@ -123,7 +123,7 @@ def command(
             )
         elif n > m:
             warn(f"{display_name(path)}: {n} lines but GOLD has {m}: the last {n - m} left out")
-    scored = score_parses(gold_lines, parses, params=options.params, cutoff=options.cutoff)
+    scored = score_parses(gold_lines, parses, options)
     for s, path in zip(scored, tests, strict=True):
         unscored = s.result.all.errors + s.result.all.skips
         if unscored:
