@@ -181,20 +181,28 @@ class _Search:
         self.test: Counter[Bracket] = Counter(
             b for n in tree.walk() if (b := n.bracket) is not None
         )
-
-    def errors(self) -> int:
-        return sum((self.test - self.gold).values()) + sum((self.gold - self.test).values())
+        # Per step (``candidates``): the best gain so far, the missing brackets, each
+        # node's depth, the extra brackets by where they end and start.
+        self.best = 0
+        self.missing: list[Bracket] = []
+        self.depth: dict[int, int] = {}
+        self.ending: dict[int, list[Node]] = {}
+        self.starting: dict[int, list[Node]] = {}
 
     def gain(self, removed: Sequence[Bracket], added: Sequence[Bracket]) -> int:
         """Errors removed by taking ``removed`` out of the parse's brackets and putting
         ``added`` in."""
-        change = Counter(added)
-        change.subtract(removed)
+        change: dict[Bracket, int] = {}
+        for b in added:
+            change[b] = change.get(b, 0) + 1
+        for b in removed:
+            change[b] = change.get(b, 0) - 1
+        test, gold = self.test, self.gold
         out = 0
         for b, d in change.items():
             if d:
-                before = abs(self.test[b] - self.gold[b])
-                out += before - abs(self.test[b] + d - self.gold[b])
+                t, g = test.get(b, 0), gold.get(b, 0)
+                out += abs(t - g) - abs(t + d - g)
         return out
 
     def extra(self, node: Node) -> bool:
@@ -205,6 +213,7 @@ class _Search:
         steps = []
         while True:
             best: tuple[int, _Candidate] | None = None
+            self.best = 0
             for cand in self.candidates():
                 g = self.gain(cand.removed, cand.added)
                 # A move's bracket made where it lands gains one more at most: looked for
@@ -214,6 +223,7 @@ class _Search:
                         g = self.gain(cand.removed, cand.added)
                 if g > 0 and (best is None or g > best[0]):
                     best = (g, cand)
+                    self.best = g
             if best is None:
                 return steps
             g, cand = best
@@ -242,11 +252,13 @@ class _Search:
                 yield cand
         for node in extra:  # remove
             yield self._remove(node)
-        self.ending: dict[int, list[Node]] = {}
-        self.starting: dict[int, list[Node]] = {}
+        self.ending, self.starting = {}, {}
         for node in extra:
             self.ending.setdefault(node.end, []).append(node)
             self.starting.setdefault(node.start, []).append(node)
+        self.depth = {}
+        for node in self.tree.walk():  # parents come first
+            self.depth[id(node)] = 0 if node.parent is None else self.depth[id(node.parent)] + 1
         for node in self.tree.walk():  # move
             if node.word is None:
                 yield from self._moves(node)
@@ -323,7 +335,9 @@ class _Search:
                 if left == 0 and right == k - 1:
                     continue
                 for target in self._targets(source, left, right):
-                    yield self._move(source, left, right, target)
+                    cand = self._move(source, left, right, target)
+                    if cand is not None:
+                        yield cand
 
     def _targets(self, source: Node, left: int, right: int) -> Iterator[Node]:
         """Where the run ``source.children[left..right]`` may go (see the module)."""
@@ -360,19 +374,25 @@ class _Search:
                     break
                 node = node.parent
 
-    def _move(self, source: Node, left: int, right: int, target: Node) -> _Candidate:
+    def _move(self, source: Node, left: int, right: int, target: Node) -> _Candidate | None:
         movers = source.children[left : right + 1]
         start, end = movers[0].start, movers[-1].end
         width = end - start
-        ancestors = set()
-        node: Node | None = target
-        while node is not None:
-            ancestors.add(id(node))
-            node = node.parent
-        lca = source
-        while id(lca) not in ancestors:
-            assert lca.parent is not None
-            lca = lca.parent
+        # The lowest common ancestor, and the brackets whose spans change on the way to it:
+        # each can gain 2 at most, and the X over X and the bracket made 1 each, so a move
+        # that cannot beat the best repair so far is not built.
+        depth = self.depth
+        a, b_ = source, target
+        changed = 0
+        while a is not b_:
+            if depth[id(a)] >= depth[id(b_)]:
+                a = a.parent  # type: ignore[assignment]
+            else:
+                b_ = b_.parent  # type: ignore[assignment]
+            changed += 1
+        if 2 * changed + 2 <= self.best:
+            return None
+        lca = a
         removed, added = [], []
         node = source  # the old side loses the run, at its left or right edge
         while node is not lca:
