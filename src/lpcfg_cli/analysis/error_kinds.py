@@ -374,25 +374,29 @@ class _Search:
                     break
                 node = node.parent
 
+    def _common_ancestor(self, source: Node, target: Node) -> tuple[Node, int]:
+        """The lowest node above both, and how many nodes lie below it on their paths
+        (those whose spans a move from one to the other changes)."""
+        depth = self.depth
+        a, b = source, target
+        below = 0
+        while a is not b:
+            if depth[id(a)] >= depth[id(b)]:
+                a = a.parent  # type: ignore[assignment]
+            else:
+                b = b.parent  # type: ignore[assignment]
+            below += 1
+        return a, below
+
     def _move(self, source: Node, left: int, right: int, target: Node) -> _Candidate | None:
         movers = source.children[left : right + 1]
         start, end = movers[0].start, movers[-1].end
         width = end - start
-        # The lowest common ancestor, and the brackets whose spans change on the way to it:
-        # each can gain 2 at most, and the X over X and the bracket made 1 each, so a move
-        # that cannot beat the best repair so far is not built.
-        depth = self.depth
-        a, b_ = source, target
-        changed = 0
-        while a is not b_:
-            if depth[id(a)] >= depth[id(b_)]:
-                a = a.parent  # type: ignore[assignment]
-            else:
-                b_ = b_.parent  # type: ignore[assignment]
-            changed += 1
+        # The brackets whose spans change can gain 2 each at most, and the X over X and the
+        # bracket made 1 each: a move that cannot beat the best repair so far is not built.
+        lca, changed = self._common_ancestor(source, target)
         if 2 * changed + 2 <= self.best:
             return None
-        lca = a
         removed, added = [], []
         node = source  # the old side loses the run, at its left or right edge
         while node is not lca:
