@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -36,6 +38,32 @@ from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.sampling import random_lpcfg, sample_trees
 from lpcfg_cli.treebank.ptb import format_tree
 from lpcfg_cli.treebank.tree import Tree, leaves
+
+# --- a real browser -----------------------------------------------------------------------
+
+# Debian's Chromium (.ci/run installs it): the tests that open a page in it are skipped
+# without it, but never in CI.
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None and os.environ.get("CI") != "true",
+    reason="Debian's chromium is not installed (apt-get install chromium)",
+)
+
+
+def chromium(folder: Path, *args: str) -> str:
+    """Headless Chromium run with ``args`` (``--dump-dom URL``, ``--screenshot=PNG URL``),
+    its profile in ``folder``, no network; its stdout."""
+    assert CHROMIUM is not None, "CI must install Debian's chromium (see .ci/run)"
+    flags = [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--user-data-dir={folder / 'chromium-profile'}", "--virtual-time-budget=5000",
+        "--allow-file-access-from-files",
+    ]  # fmt: skip
+    done = subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
 
 # --- the command line ---------------------------------------------------------------------
 

@@ -4,11 +4,8 @@ trees render, a filter in the address hides the right cards, a screenshot is not
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import struct
-import subprocess
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -19,10 +16,9 @@ import lpcfg_cli.cli.report_command as report_command
 from lpcfg_cli.analysis.error_kinds import KINDS
 from lpcfg_cli.analysis.html_report import html_report
 from lpcfg_cli.evalb import Status, evaluate_lines
-from tests.support import invoke
+from tests.support import chromium, invoke, needs_chromium
 
 EVALB_DATA = Path(__file__).resolve().parent / "data" / "evalb"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 # Sentence 1: parse 0 attaches the PP to the object NP (one extra bracket, NP over "a dog
 # with a telescope": test tree position 0.1.1); parse 1 leaves the PP out (one missing
@@ -302,11 +298,6 @@ def test_fewer_parse_lines_warn_and_are_not_scored(files, tmp_path):
 
 # --- in a browser -------------------------------------------------------------------------
 
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None and os.environ.get("CI") != "true",
-    reason="Debian's chromium is not installed (apt-get install chromium)",
-)
-
 # Appended to a copy of the page: once loaded, the body says how many drawn trees and
 # words have a size on screen (laid out, not just in the markup).
 CHECK = """<script>
@@ -319,19 +310,6 @@ window.addEventListener("load", () => {
   document.body.setAttribute("data-rendered", [svgs, words, telescope].map((a) => a.length));
 });
 </script>"""
-
-
-def chromium(tmp_path: Path, *args: str) -> str:
-    assert CHROMIUM is not None, "CI must install Debian's chromium (see .ci/run)"
-    flags = [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}", "--virtual-time-budget=5000",
-        "--allow-file-access-from-files",
-    ]  # fmt: skip
-    done = subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def shown(dom: str) -> tuple[list[str], str]:

@@ -5,22 +5,15 @@ it); without it the test is skipped here, but never in CI."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from lpcfg_cli.treebank.ptb import format_tree
-from tests.support import SCRIPTS, invoke, synthetic_treebank
+from tests.support import SCRIPTS, chromium, invoke, needs_chromium, synthetic_treebank
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None and os.environ.get("CI") != "true",
-    reason="Debian's chromium is not installed (apt-get install chromium)",
-)
+pytestmark = needs_chromium
 
 # Appended to a copy of the page beside it (so that its relative image paths resolve): once
 # everything has loaded, the body says how many images decoded.
@@ -35,23 +28,9 @@ window.addEventListener("load", () => {
 
 def render(page: Path) -> str:
     """The DOM of ``page`` after Chromium loaded it headless (file://, no network)."""
-    assert CHROMIUM is not None, "CI must install Debian's chromium (see .ci/run)"
     check = page.with_name("check.html")
     check.write_text(page.read_text(encoding="utf-8").replace("</body>", CHECK + "</body>"))
-    flags = [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={page.parent / 'chromium-profile'}", "--virtual-time-budget=5000",
-        "--allow-file-access-from-files",
-    ]  # fmt: skip
-    done = subprocess.run(
-        [CHROMIUM, *flags, "--dump-dom", check.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return chromium(page.parent, "--dump-dom", check.as_uri())
 
 
 @pytest.fixture
