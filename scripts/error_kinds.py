@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Errors by kind on the standard test split (Kummerfeld et al. 2012), model by model.
 
-Each model parses the test split (`lpcfg parse`), and `lpcfg evaluate --errors` classifies
-every bracket error by the repair that fixes it (``analysis.error_kinds``). Writes the record
-(``--json``: per model, strict F1 and each kind's repairs and brackets), a bar chart of the
-brackets each kind costs (``--plot``, PNG) and, for one test sentence (``--example``), the
-gold tree and each model's parse drawn with their wrong and missing brackets marked (SVG, in
-the folder of ``--plot``); with ``--screenshot``, `lpcfg report`'s page of the parses as
-headless Chromium shows it, filtered by ``--view``.
+Each model parses the test split (`lpcfg parse`), and every bracket error is classified by
+the repair that fixes it (``analysis.error_kinds``, as `lpcfg evaluate --errors` does).
+Writes the record (``--json``: per model, strict F1 and each kind's repairs and brackets), a
+bar chart of the brackets each kind costs (``--plot``, PNG) and, for one test sentence
+(``--example``), the gold tree and each model's parse drawn with their wrong and missing
+brackets marked (SVG, in the folder of ``--plot``); with ``--screenshot``, `lpcfg report`'s
+page of the parses as headless Chromium shows it, filtered by ``--view``.
 
 With ``--berkeley DIR`` (the folder of its jar and grammars, as for ``bench_parse.py``) the
 Berkeley parser's dev-selected grammar (4 cycles) parses the test split too and is
@@ -27,7 +27,6 @@ paper's own program; it is not part of lpcfg and not needed otherwise).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import subprocess
@@ -43,6 +42,7 @@ from records import write as write_record
 
 from lpcfg_cli.analysis.drawing import phrase_positions, tree_svg
 from lpcfg_cli.analysis.error_kinds import KINDS, ErrorAnalysis, classify_errors
+from lpcfg_cli.evalb import evaluate_lines
 from lpcfg_cli.treebank.ptb import parse_tree
 
 # The analyser's names of the kinds (XoverX unaries are unaries; UNSET is other).
@@ -210,15 +210,12 @@ def main() -> None:
             parse_berkeley(jar, args.berkeley / model, data / "test.txt", parsed)
         else:
             lpcfg("parse", model, str(data / "test.txt"), "-o", str(parsed))
-        report = json.loads(
-            lpcfg("evaluate", "--errors", "--json", str(gold_path), str(parsed)).stdout
-        )
         parses[name] = parsed.read_text(encoding="utf-8").splitlines()
         analyses[name] = classify_errors(gold, parses[name])
         entry = {
             "model": model,
-            "strict_f1": report["all"]["strict_fmeasure"],
-            **report["errors"],
+            "strict_f1": evaluate_lines(gold, parses[name]).strict_f1,
+            **analyses[name].to_dict(),
         }
         if args.analyser is not None:
             theirs = analyser_kinds(args.analyser, gold_path, parsed, out)

@@ -583,15 +583,6 @@ def _kind(operation: str, info: dict[str, Any]) -> str:
     return "other"
 
 
-def _kept(reader: Reader, brackets: Sequence[Sequence[Any]]) -> list[tuple[int, Bracket]]:
-    """``(index among the line's brackets, bracket)`` of those EVALB counts."""
-    out = []
-    for k, (raw, start, end) in enumerate(brackets):
-        if start != end and (label := reader.label(raw)) is not None:
-            out.append((k, (label, start, end)))
-    return out
-
-
 def _unmatched(kept: list[tuple[int, Bracket]], other: Counter[Bracket]) -> list[int]:
     """Indices of the brackets of ``kept`` beyond those ``other`` matches (the later
     copies of a bracket the other line has fewer of)."""
@@ -612,6 +603,7 @@ class SentenceErrors:
 
     id: int
     length: int
+    words: list[str] = field(default_factory=list)  # the gold words EVALB keeps: spans index them
     repairs: list[Repair] = field(default_factory=list)
     extra: list[int] = field(default_factory=list)
     missing: list[int] = field(default_factory=list)
@@ -650,17 +642,18 @@ def _sentence(reader: Reader, sid: int, gold_line: str, test_line: str | None) -
     log = SilentLog()
     gold = reader.read(gold_line, sid, log)
     if test_line is None:
-        return SentenceErrors(sid, gold.length, scored=False)
+        return SentenceErrors(sid, gold.length, gold.words, scored=False)
     test = reader.read(test_line, sid, log)
     if gold.bad or test.bad or not test.words or gold.words != test.words:
-        return SentenceErrors(sid, gold.length, scored=False)
-    gold_kept, test_kept = _kept(reader, gold.brackets), _kept(reader, test.brackets)
+        return SentenceErrors(sid, gold.length, gold.words, scored=False)
+    gold_kept, test_kept = reader.kept_at(gold), reader.kept_at(test)
     gold_bag = Counter(b for _, b in gold_kept)
     test_bag = Counter(b for _, b in test_kept)
     search = _Search(_tree(test.tags, [b for _, b in test_kept]), gold_bag)
     out = SentenceErrors(
         sid,
         gold.length,
+        gold.words,
         repairs=search.run(),
         extra=_unmatched(test_kept, gold_bag),
         missing=_unmatched(gold_kept, test_bag),

@@ -34,9 +34,7 @@ from lpcfg_cli.analysis.drawing import SVG_STYLE, phrase_positions, tree_svg
 from lpcfg_cli.analysis.error_kinds import KINDS, ErrorAnalysis, SentenceErrors, classify_errors
 from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.evalb import EvalResult, SentenceResult, Status, evaluate_lines
-from lpcfg_cli.evalb.messages import SilentLog
 from lpcfg_cli.evalb.params import EvaluateOptions
-from lpcfg_cli.evalb.reader import Reader
 from lpcfg_cli.evalb.scoring import fmeasure
 from lpcfg_cli.treebank.ptb import parse_tree
 from lpcfg_cli.treebank.tree import Tree, words
@@ -123,10 +121,7 @@ def render_report(
     will be written in, named in its ``<meta>``)."""
     gold_lines = [line.rstrip("\r\n") for line in gold_lines]
     messages = [s.messages() for s in scored]
-    reader = Reader(scored[0].result.params)
-    cards = [
-        _card(i, line, scored, messages, reader, max_depth) for i, line in enumerate(gold_lines)
-    ]
+    cards = [_card(i, line, scored, messages, max_depth) for i, line in enumerate(gold_lines)]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head>',
@@ -265,12 +260,11 @@ def _card(
     gold_line: str,
     scored: Sequence[ScoredParses],
     messages: Sequence[dict[int, list[str]]],
-    reader: Reader,
     max_depth: int | None,
 ) -> str:
     """The section of gold sentence ``i`` (0-based): words, gold tree, each parse."""
     sentences = [s.errors.sentences[i] for s in scored]
-    kept = reader.read(gold_line, i + 1, SilentLog()).words  # what repairs' spans count
+    kept = sentences[0].words  # what repairs' spans count
     gold = _read(gold_line)
     words_text = " ".join(words(gold)) if gold is not None else gold_line
     attrs = [f'id="s{i + 1}"', f'data-id="{i + 1}"', f'data-length="{sentences[0].length}"']

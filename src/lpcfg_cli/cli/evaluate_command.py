@@ -27,7 +27,7 @@ from lpcfg_cli.evalb import (
 from lpcfg_cli.evalb.compare import CompareOptions, compare, format_comparison
 from lpcfg_cli.evalb.params import EvaluateOptions
 from lpcfg_cli.evalb.report import ReportOptions
-from lpcfg_cli.files.streams import atomic_output, display_name, read_text
+from lpcfg_cli.files.streams import atomic_output, display_name, read_lines
 from lpcfg_cli.treebank.conventions import PTB, Conventions
 from lpcfg_cli.treebank.evaluation import convention_lines
 from lpcfg_cli.treebank.ptb import read_treebank
@@ -37,17 +37,6 @@ from lpcfg_cli.treebank.tree import Tree
 def _options(cls: type, values: dict[str, Any]) -> Any:
     """An options object of ``cls`` from the command's values of its fields."""
     return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
-
-
-def _lines(path: str, encoding: str) -> list[str]:
-    """The file's lines as EVALB's fgets sees them (a final newline ends the last line).
-
-    A byte-order mark at the start is the mark of the encoding, not text.
-    """
-    lines = read_text(path, encoding).split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def _trees(path: str, encoding: str) -> list[Tree | None]:
@@ -224,10 +213,10 @@ def command(
     scoring: EvaluateOptions = _options(EvaluateOptions, values)
     shown: ReportOptions = _options(ReportOptions, values)
     params, cutoff = scoring.params, scoring.cutoff
-    gold_lines, test_lines = _lines(gold, encoding), _lines(test, encoding)
+    gold_lines, test_lines = read_lines(gold, encoding), read_lines(test, encoding)
     if not gold_lines:  # EVALB would print a summary of nothing, its F-measure "-nan"
         raise LpcfgError(f"GOLD {display_name(gold)} holds no trees: nothing to score")
-    other_lines = _lines(against, encoding) if against else None
+    other_lines = read_lines(against, encoding) if against else None
     if conventions != PTB:  # EVALB's parameters apply the Penn Treebank's themselves
         gold_trees = _trees(gold, encoding)
         gold_lines, test_lines = convention_lines(gold_trees, _trees(test, encoding), conventions)

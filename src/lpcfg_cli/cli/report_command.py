@@ -15,16 +15,8 @@ from lpcfg_cli.cli.paths import encoding_option, input_path, output_option
 from lpcfg_cli.cli.stderr import report, warn
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.evalb.params import EvaluateOptions
-from lpcfg_cli.files.streams import atomic_output, display_name, read_text
+from lpcfg_cli.files.streams import atomic_output, display_name, read_lines
 from lpcfg_cli.treebank.ptb import parse_tree
-
-
-def _lines(path: str, encoding: str) -> list[str]:
-    """The file's lines as EVALB reads them (a final newline ends the last line)."""
-    lines = read_text(path, encoding).split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def _check_gold(path: str, lines: list[str]) -> None:
@@ -111,9 +103,9 @@ def command(
         raise click.UsageError("only one of GOLD and TEST can be '-' (stdin)")
     labels = _names(tests, names)
     options = EvaluateOptions(**{k: values[k] for k in ("cutoff", "param") if k in values})
-    gold_lines = _lines(gold, encoding)
+    gold_lines = read_lines(gold, encoding)
     _check_gold(gold, gold_lines)
-    parses = [(name, _lines(path, encoding)) for name, path in zip(labels, tests, strict=True)]
+    parses = [(name, read_lines(path, encoding)) for name, path in zip(labels, tests, strict=True)]
     for (_, lines), path in zip(parses, tests, strict=True):
         n, m = len(lines), len(gold_lines)
         if n < m:

@@ -143,11 +143,16 @@ class Reader:
 
     def kept(self, tree: Line) -> list[ScoredBracket]:
         """EVALB's ``massage_data``: brackets that count (covering a word, label kept)."""
+        return [b for _, b in self.kept_at(tree)]
+
+    def kept_at(self, tree: Line) -> list[tuple[int, ScoredBracket]]:
+        """``kept``, each with its index among the line's brackets (the order they open:
+        the tree's phrase nodes in pre-order)."""
         label = self.label
         out = []
-        for raw, start, end in tree.brackets:
+        for k, (raw, start, end) in enumerate(tree.brackets):
             if start != end:
                 lab = label(raw)
                 if lab is not None:
-                    out.append((lab, start, end))
+                    out.append((k, (lab, start, end)))
         return out

@@ -161,6 +161,15 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 _CHUNK = 1 << 16
 
 
+def read_lines(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> list[str]:
+    """The file's lines (``read_text``) as EVALB's fgets sees them: a final newline ends
+    the last line, it does not start an empty one."""
+    lines = read_text(path, encoding).split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _may_pause(fh: IO[bytes]) -> bool:
     """Whether reading ``fh`` can wait for a writer (a terminal, pipe or socket): a regular
     file never pauses. Only where ``select`` works on such streams (not Windows)."""
