@@ -19,7 +19,7 @@ import numpy as np
 from lpcfg_cli.engine.dispatch import check_ids, float64s, int64s, kernel
 from lpcfg_cli.engine.layout import SpanLayout
 from lpcfg_cli.grammar.indexed import Grammar
-from lpcfg_cli.grammar.lexicon import Signatures, spellings
+from lpcfg_cli.grammar.lexicon import Signatures, known_spelling, spellings
 
 Triples = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -185,7 +185,45 @@ def token_rules(
 ) -> Triples:
     """(span, lexical rule, weight) scoring every token of ``sentences`` (``token_words``;
     with ``rules`` built ``pooled``, an unknown word's back-off by the pooled rules)."""
-    return rules.expand(*token_words(grammar, layout, sentences, rules.pooled))
+    lex = rules.expand(*token_words(grammar, layout, sentences, rules.pooled))
+    return character_weighted(grammar, rules, layout, sentences, lex)
+
+
+def character_weighted(
+    grammar: Grammar,
+    rules: RulesByWord,
+    layout: SpanLayout,
+    sentences: Sequence[Sequence[str]],
+    lex: Triples,
+) -> Triples:
+    """``lex`` with the entries of every unknown word in a script without case weighted by
+    what its first and last characters say about its pre-terminal's emission group
+    (``Grammar.characters``, ``lexicon.CharacterEvidence``); ``lex`` itself for a grammar
+    without that evidence (every cased treebank) or a batch without such a word."""
+    evidence = grammar.characters
+    if evidence is None or not layout.max_length:
+        return lex
+    lexicon = grammar.lexicon
+    words = layout.block(1)
+    row = np.full(words.stop - words.start, -1, dtype=np.int64)
+    factors = []
+    for s, tokens in enumerate(sentences):
+        first = int(layout.base[1, s]) if len(tokens) else 0
+        for t, token in enumerate(tokens):
+            if known_spelling(token, lexicon.known) is not None:
+                continue
+            f = evidence.factors(token, lexicon.signature(token, t == 0))
+            if f is not None:
+                row[first + t - words.start] = len(factors)
+                factors.append(f)
+    if not factors:
+        return lex
+    span, rule, weight = lex
+    at = row[span - words.start]
+    hit = at >= 0
+    weight = weight.copy()
+    weight[hit] *= np.asarray(factors)[at[hit], evidence.group[rules.parent[rule[hit]]]]
+    return span, rule, weight
 
 
 def is_punctuation(token: str) -> bool:
@@ -219,6 +257,7 @@ def smoothed_token_rules(
     a noun would leave the sentence a different length from its gold tree."""
     span, word, weight, only = token_words(grammar, layout, sentences, rules.pooled)
     lex = rules.expand(span, word, weight, only)
+    lex = character_weighted(grammar, rules, layout, sentences, lex)
     if not rules.pooled or not layout.max_length:
         return lex
     pooled = grammar.lexicon.pooled_id

@@ -15,6 +15,7 @@ learner and the parser work on these arrays, never on ``Tree`` objects again.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from lpcfg_cli.errors import LpcfgError
-from lpcfg_cli.grammar.lexicon import Lexicon, RareWords, is_signature
+from lpcfg_cli.grammar.lexicon import CharacterEvidence, Lexicon, RareWords, is_signature
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.tree import Tree, is_preterminal
 
@@ -84,6 +85,12 @@ class Grammar:
         out = np.zeros(self.n_symbols, dtype=bool)
         out[self.binary[:, 0]] = True
         return out
+
+    @functools.cached_property
+    def characters(self) -> CharacterEvidence | None:
+        """What the characters of an unknown uncased word say about its emission group,
+        from the rare training words (``lexicon.CharacterEvidence``); None without any."""
+        return CharacterEvidence.count(self.rare_words, self.emission_groups())
 
     def emission_groups(self) -> np.ndarray:
         """(N,) id shared by pre-terminals that end in the same part-of-speech tag.

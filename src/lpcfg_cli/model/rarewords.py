@@ -39,7 +39,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from lpcfg_cli.grammar.lexicon import RareWords, is_signature
+from lpcfg_cli.grammar.lexicon import is_signature
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams, ragged_ranges
 
 
@@ -55,6 +55,8 @@ def restore(model: LPCFG) -> LPCFG:
     # A rare word spelt like a vocabulary entry (a signature) stays a signature.
     taken = set(g.words)
     keep = np.array([not (w in taken or is_signature(w)) for w in rare.words])
+    if not keep.any():  # restored already (or every rare word is spelt like an entry)
+        return model
     table = table[keep[table[:, 0]]]
     new_id = np.cumsum(keep) - 1 + len(g.words)
     words = [w for w, k in zip(rare.words, keep, strict=True) if k]
@@ -100,7 +102,6 @@ def restore(model: LPCFG) -> LPCFG:
         known_words=[*g.known_words, *words],
         lexical=np.concatenate([g.lexical, new_rules]),
         word_counts=[*(g.word_counts or [1] * v), *(int(c) for c in counts)],
-        rare_words=RareWords(),
     )
     coarse = PCFGParams(
         model.coarse.binary,

@@ -35,7 +35,7 @@ from lpcfg_cli.model import rarewords
 from lpcfg_cli.model.lpcfg import LPCFG, PCFGParams
 from lpcfg_cli.treebank.conventions import PTB, Conventions
 
-FORMAT, VERSION = "lpcfg-arranged", 2  # 2: the conventions recorded
+FORMAT, VERSION = "lpcfg-arranged", 3  # 2: the conventions recorded; 3: the rare words kept
 MAGIC = b"LPCFGARR"
 ALIGN = 64
 # Parameters beyond float32's comfortable range run in float64 (``ArrangedModel.of``).
