@@ -882,6 +882,15 @@ MODEL_NAMES = {"em16": "EM, 16 states", "splitmerge": "one split-merge grammar",
                "berkeley": "the Berkeley parser, 4 cycles (dev's choice)"}  # fmt: skip
 
 
+@table("unknown-characters")
+def unknown_characters(figures: Path) -> str:
+    """Sinica's dev F1 without and with the characters of unknown words
+    (``unknown_characters.py``)."""
+    import unknown_characters
+
+    return unknown_characters.markdown(records.read("unknown_characters", figures)).rstrip()
+
+
 @table("errors-by-kind")
 def errors_by_kind(figures: Path) -> str:
     """Brackets each kind costs per test sentence, and its repairs, model by model

@@ -306,3 +306,26 @@ def latent_trees(n: int) -> list[Tree]:
         concentration=0.5,
     )
     return sample_trees(truth, n, seed=10)
+
+
+# A treebank of an uncased script (``uncased_treebank``): nouns start with 老 or 小, verbs
+# with 打 or 吃; every word is seen once and ends in a character of its own, so that no
+# ending is frequent enough to be a learned suffix and only the first character tells a
+# noun from a verb.
+NOUN_HEADS, VERB_HEADS = "老小", "打吃"
+UNCASED_ENDS = [chr(0x4E00 + 200 + k) for k in range(400)]
+
+
+def uncased_treebank(n: int = 100) -> str:
+    """``n`` two-word trees, one per line, in both orders (NP VP and VP NP) so that the
+    grammar alone cannot tell which of two unknown words is the noun (``lexicon.
+    CharacterEvidence`` can, from their first characters)."""
+    lines = []
+    for i in range(n):
+        noun = NOUN_HEADS[i % 2] + UNCASED_ENDS[2 * i]
+        verb = VERB_HEADS[i % 2] + UNCASED_ENDS[2 * i + 1]
+        if i % 2:
+            lines.append(f"(S (NP (Na {noun})) (VP (VA {verb})))")
+        else:
+            lines.append(f"(S (VP (VA {verb})) (NP (Na {noun})))")
+    return "\n".join(lines) + "\n"

@@ -16,32 +16,12 @@ from lpcfg_cli.parsing.tiers import BlockParser
 from lpcfg_cli.treebank.binarize import BinarizeOptions
 from lpcfg_cli.treebank.ptb import trees_from_text
 from lpcfg_cli.treebank.tree import tagged_words
-
-# Nouns start with 老 or 小, verbs with 打 or 吃; every word is seen once and ends in a
-# character of its own, so that no ending is frequent enough to be a learned suffix and
-# only the first character tells a noun from a verb.
-NOUN_HEADS, VERB_HEADS = "老小", "打吃"
-ENDS = [chr(0x4E00 + 200 + k) for k in range(400)]
-
-
-def _treebank() -> list:
-    """Two-word sentences in both orders (NP VP and VP NP) so that the grammar alone cannot
-    tell which of two unknown words is the noun."""
-    lines, k = [], 0
-    for i in range(100):
-        noun = NOUN_HEADS[i % 2] + ENDS[k]
-        verb = VERB_HEADS[i % 2] + ENDS[k + 1]
-        k += 2
-        if i % 2:
-            lines.append(f"(S (NP (Na {noun})) (VP (VA {verb})))")
-        else:
-            lines.append(f"(S (VP (VA {verb})) (NP (Na {noun})))")
-    return trees_from_text("\n".join(lines))
+from tests.support import NOUN_HEADS, UNCASED_ENDS, uncased_treebank
 
 
 @pytest.fixture(scope="module")
 def model():
-    data = prepare_trees(_treebank(), BinarizeOptions(), rare=1)
+    data = prepare_trees(trees_from_text(uncased_treebank()), BinarizeOptions(), rare=1)
     return restore(train_pcfg(data.grammar, data.bank, {}))
 
 
@@ -93,7 +73,7 @@ def test_factors_follow_the_formula():
 def test_the_parser_tags_unknown_words_by_their_first_character(model):
     g = model.grammar
     assert g.characters is not None
-    assert not any(s.rsplit("-", 1)[-1] in ENDS for s in g.words if s.startswith("UNK"))
+    assert not any(s.rsplit("-", 1)[-1] in UNCASED_ENDS for s in g.words if s.startswith("UNK"))
     sentences = [["老甲", "打乙"], ["吃丙", "小丁"], ["打戊", "老己"], ["小庚", "吃辛"]]
     assert not any(w in g.lexicon.known for s in sentences for w in s)
     results = BlockParser(model).parse(sentences)
