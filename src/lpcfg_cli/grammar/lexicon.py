@@ -369,6 +369,8 @@ def is_uncased_word(token: str) -> bool:
     """Whether ``token`` has letters and none of them has case (Chinese, Japanese, Thai...):
     the words whose characters are morphemes or syllables (``_endings``), which
     ``CharacterEvidence`` scores."""
+    if token.isascii():  # every ASCII letter has case (and this is most of a PTB's words)
+        return False
     letters = [ch for ch in token if ch.isalpha() and not ch.isnumeric()]
     return bool(letters) and not any(ch.isupper() or ch.islower() or ch.istitle() for ch in letters)
 
