@@ -384,11 +384,11 @@ class CharacterEvidence:
     what its form says about its tag (Tseng, Jurafsky and Manning 2005, *Morphological
     features help POS tagging of unknown words across language varieties*). A signature
     holds at most one of them (a learned suffix), and only for the few characters seen often
-    enough to be a class of their own (``Signatures.learn``): on the Sinica sample, where a
-    quarter of the test tokens are unseen, every model tagged under 30 % of them right. Here
-    every character of a word seen once, at either end, is naive-Bayes evidence beside the
-    signature: an unknown uncased token's lexical rules under the pre-terminals of emission
-    group ``G`` are weighted by
+    enough to be a class of their own (``Signatures.learn``), where a Chinese treebank has
+    many unseen words (a quarter of the Sinica sample's test tokens). Here every character
+    of a word seen once, at either end, is naive-Bayes evidence beside the signature: an
+    unknown uncased token's lexical rules under the pre-terminals of emission group ``G``
+    are weighted by
 
         f(G) = prod_{c in (first, last)} p(G | c) / p(G),
         p(G | c) = (n(G, c) + SMOOTH p(G)) / (n(c) + SMOOTH),
@@ -401,7 +401,8 @@ class CharacterEvidence:
     suffix: that evidence is in the signature's rules). A character never seen, or a group
     no such token had, gives a factor of 1. The factors of one token are scaled to a largest
     of 1: a token is in every parse of its sentence once, so only their ratios matter.
-    Measured on the Sinica sample (docs/treebanks.md, Unknown words, in any script).
+    Measured on the Sinica sample (docs/treebanks.md, Unknown words in a script without
+    case: their characters).
     """
 
     #: Pseudo-count of a character's smoothing towards the prior (chosen on Sinica's dev).
