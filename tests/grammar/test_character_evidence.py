@@ -60,14 +60,20 @@ def test_factors_follow_the_formula():
 
     # 老 starts two nouns, 球 ends a verb: both ends count.
     want = ratio([2, 0]) * ratio([0, 1])
-    np.testing.assert_allclose(ev.factors("老球", "UNK-NOCASE-CJK"), want / want.max())
+    np.testing.assert_allclose(
+        ev.factors("老球", False, lambda *_: "UNK-NOCASE-CJK"), want / want.max()
+    )
     # The signature already ends in 球 (a learned suffix): only the first character counts.
     want = ratio([2, 0])
-    np.testing.assert_allclose(ev.factors("老球", "UNK-NOCASE-CJK-球"), want / want.max())
+    np.testing.assert_allclose(
+        ev.factors("老球", True, lambda *_: "UNK-NOCASE-CJK-球"), want / want.max()
+    )
     # A one-character word counts its character once; unseen characters say nothing.
-    np.testing.assert_allclose(ev.factors("老", "UNK-NOCASE-CJK"), want / want.max())
-    assert ev.factors("無無", "UNK-NOCASE-CJK") is None
-    assert ev.factors("word", "UNK-LC") is None
+    np.testing.assert_allclose(
+        ev.factors("老", False, lambda *_: "UNK-NOCASE-CJK"), want / want.max()
+    )
+    assert ev.factors("無無", False, lambda *_: "UNK-NOCASE-CJK") is None
+    assert ev.factors("word", False, lambda *_: "UNK-LC") is None
 
 
 def test_the_parser_tags_unknown_words_by_their_first_character(model):

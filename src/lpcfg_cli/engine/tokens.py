@@ -212,7 +212,7 @@ def character_weighted(
         for t, token in enumerate(tokens):
             if known_spelling(token, lexicon.known) is not None:
                 continue
-            f = evidence.factors(token, lexicon.signature(token, t == 0))
+            f = evidence.factors(token, t == 0, lexicon.signature)
             if f is not None:
                 row[first + t - words.start] = len(factors)
                 factors.append(f)

@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -416,7 +416,7 @@ class CharacterEvidence:
     prior: np.ndarray  # (G,) share of the counted tokens in each group
     first: dict[str, np.ndarray]  # character -> (G,) counted tokens it starts
     last: dict[str, np.ndarray]  # character -> (G,) counted tokens it ends
-    _cache: dict[tuple[str, str], np.ndarray | None] = field(default_factory=dict, repr=False)
+    _cache: dict[tuple[str, bool], np.ndarray | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def count(cls, rare: RareWords, group: np.ndarray) -> CharacterEvidence | None:
@@ -439,19 +439,23 @@ class CharacterEvidence:
         prior = np.bincount(group[rows[:, 1]], weights=rows[:, 3], minlength=n_groups)
         return cls(group, prior / prior.sum(), first, last)
 
-    def factors(self, token: str, signature: str) -> np.ndarray | None:
-        """(G,) weights of an unknown ``token`` with ``signature`` by emission group (see the
-        class); None when it is not an uncased word or none of its characters was seen."""
-        key = (token, signature)
+    def factors(
+        self, token: str, first: bool, signature: Callable[[str, bool], str]
+    ) -> np.ndarray | None:
+        """(G,) weights of an unknown ``token`` (``first``: it starts the sentence) by
+        emission group (see the class), ``signature(token, first)`` its signature (asked
+        only when the token is not cached); None when it is not an uncased word or none of
+        its characters was seen."""
+        key = (token, first)
         if key not in self._cache:
             if len(self._cache) >= self.CACHED:
                 self._cache.clear()
-            self._cache[key] = self._factors(token, signature)
+            self._cache[key] = (
+                self._factors(token, signature(token, first)) if is_uncased_word(token) else None
+            )
         return self._cache[key]
 
     def _factors(self, token: str, signature: str) -> np.ndarray | None:
-        if not is_uncased_word(token):
-            return None
         ends = [(self.first, token[0])]
         if len(token) > 1 and not signature.endswith("-" + token[-1].lower()):
             ends.append((self.last, token[-1]))
