@@ -4,6 +4,7 @@
 ``parse``, ``trees``, ``score``); everything else here serves it. Modules, lowest first:
 
 - ``parser_options``: ``ParserOptions``, what the parser is told, and the length limit;
+- ``run_stats``: what parsing and scoring runs count (``ParseStats``, ``ScoreStats``);
 - ``arranged``, ``arranged_cache``: a model arranged for parsing, and kept between runs;
 - ``decoders``, ``combine``: trees from posteriors; an ensemble's posteriors combined;
 - ``smoothed``, ``glue``: the second and third tiers, for sentences the grammar cannot

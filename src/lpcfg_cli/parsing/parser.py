@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -36,8 +36,9 @@ from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.arranged import ArrangedModel
 from lpcfg_cli.parsing.arranged_cache import arrange
 from lpcfg_cli.parsing.parser_options import ParserOptions, chart_length_limit
+from lpcfg_cli.parsing.run_stats import ParseStats, ScoreStats
 from lpcfg_cli.parsing.streaming import SERIAL_BLOCK, check_count, stream
-from lpcfg_cli.parsing.tiers import OUT_OF_MEMORY, BlockParser, ParseResult, ParseStats
+from lpcfg_cli.parsing.tiers import OUT_OF_MEMORY, BlockParser, ParseResult
 from lpcfg_cli.treebank.sentences import checked_sentences
 from lpcfg_cli.treebank.tree import Tree
 
@@ -62,26 +63,6 @@ class SentenceScore:
     def prob(self) -> float:
         """p itself (0.0 where it underflows, is 0 or was not scored)."""
         return self.sign * float(np.exp(self.log_prob)) if self.sign != 0 else 0.0
-
-
-@dataclass
-class ScoreStats:
-    """Totals of every ``Parser.score`` run: sentences, those with a positive probability
-    (``scored``) and their words and summed log-probability, those with a value of zero or
-    below (``nonpositive``), those not scored by reason, and seconds."""
-
-    sentences: int = 0
-    scored: int = 0
-    words: int = 0
-    log_prob: float = 0.0
-    nonpositive: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    @property
-    def perplexity(self) -> float:
-        """Per word over the sentences with a positive probability (nan without any)."""
-        return float(np.exp(-self.log_prob / self.words)) if self.words else float("nan")
 
 
 class Parser:

@@ -35,7 +35,8 @@ from threadpoolctl import threadpool_limits
 from lpcfg_cli.engine.batching import blocks
 from lpcfg_cli.errors import ParameterError
 from lpcfg_cli.files.streams import Pause
-from lpcfg_cli.parsing.tiers import BlockParser, ParseResult, ParseStats
+from lpcfg_cli.parsing.run_stats import ParseStats
+from lpcfg_cli.parsing.tiers import BlockParser, ParseResult
 from lpcfg_cli.parsing.workers import Workers
 
 # Sentences per block, in one process and with workers: larger blocks spread the kernels'
@@ -120,21 +121,6 @@ class _Pace:
         return max(0.0, flight.cost - done)
 
 
-def _add(total: ParseStats, stats: ParseStats, sentences: int) -> None:
-    """Add the statistics of a block of ``sentences`` to ``total``."""
-    total.sentences += sentences
-    total.fallbacks += stats.fallbacks
-    total.backoffs += stats.backoffs
-    total.smoothed += stats.smoothed
-    total.glued += stats.glued
-    total.retries += stats.retries
-    total.latent_flops += stats.latent_flops
-    total.coarse_seconds += stats.coarse_seconds
-    total.latent_seconds += stats.latent_seconds
-    for k, v in stats.reasons.items():
-        total.reasons[k] = total.reasons.get(k, 0) + v
-
-
 def stream(
     parser: BlockParser,
     sentences: Iterable[Sequence[str] | Pause],
@@ -164,7 +150,7 @@ def _serial(parser, sentences, stats, size, progress):
         if not block:  # the input paused: nothing is held
             continue
         results, block_stats = parser.parse_block(block)
-        _add(stats, block_stats, len(block))
+        stats.add(block_stats, seconds=False)
         if progress:
             progress(len(block))
         yield from results
@@ -219,7 +205,7 @@ def _parallel(parser, sentences, stats, jobs, size, progress):
                 for number, results, block_stats in workers.collect():
                     flight = flying.pop(number)
                     pace.record(flight)
-                    _add(stats, block_stats, len(results))
+                    stats.add(block_stats, seconds=False)
                     for (position, _), result in zip(flight.block, results, strict=True):
                         ready[position] = result
                 paused = paused and bool(pending)  # what was held goes out first

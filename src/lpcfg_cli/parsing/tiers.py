@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -60,6 +60,7 @@ from lpcfg_cli.parsing.decoders import (
 )
 from lpcfg_cli.parsing.glue import GlueGrammar, segment
 from lpcfg_cli.parsing.parser_options import ParserOptions, chart_length_limit, resolve_decoder
+from lpcfg_cli.parsing.run_stats import ParseStats
 from lpcfg_cli.parsing.smoothed import SmoothedGrammar
 from lpcfg_cli.treebank import labels
 from lpcfg_cli.treebank.binarize import debinarize
@@ -96,21 +97,6 @@ class ParseResult:
         if self.fallback:
             return 4
         return 3 if self.pieces else 2 if self.smoothed else 1
-
-
-@dataclass
-class ParseStats:
-    sentences: int = 0
-    fallbacks: int = 0
-    backoffs: int = 0  # parsed with a coarser grammar (``backoff``)
-    smoothed: int = 0  # parsed with the smoothed grammar (tier 2)
-    glued: int = 0  # glued from pieces (tier 3)
-    retries: int = 0
-    seconds: float = 0.0
-    latent_flops: int = 0
-    coarse_seconds: float = 0.0
-    latent_seconds: float = 0.0
-    reasons: dict[str, int] = field(default_factory=dict)
 
 
 class BlockParser:
