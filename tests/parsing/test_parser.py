@@ -89,7 +89,7 @@ def test_scoring_takes_the_length_limit_from_the_options(latent):
     too_long = [s for s in scores if s.skipped is not None]
     assert too_long and all(s.words == longest for s in too_long)
     assert all(math.isnan(s.log_prob) and s.sign == 0 for s in too_long)
-    assert parser.score_stats.skipped == {f"longer than {longest - 1} words": len(too_long)}
+    assert parser.score_stats.reasons == {f"longer than {longest - 1} words": len(too_long)}
     assert isinstance(too_long[0], SentenceScore) and too_long[0].prob == 0.0
 
 

@@ -32,8 +32,8 @@ def test_add_without_seconds_keeps_the_wall_clock() -> None:
 def test_score_stats_add_and_perplexity() -> None:
     total = ScoreStats()
     assert math.isnan(total.perplexity)
-    total.add(ScoreStats(sentences=2, scored=1, words=2, log_prob=-4.0, skipped={"empty": 1}))
+    total.add(ScoreStats(sentences=2, scored=1, words=2, log_prob=-4.0, reasons={"empty": 1}))
     total.add(ScoreStats(sentences=1, scored=1, words=2, log_prob=-4.0, nonpositive=0))
     assert (total.sentences, total.scored, total.words) == (3, 2, 4)
-    assert total.skipped == {"empty": 1}
+    assert total.reasons == {"empty": 1}
     assert math.isclose(total.perplexity, math.exp(2.0))

@@ -192,7 +192,7 @@ class Parser:
             for s in scores:
                 totals.sentences += 1
                 if s.skipped is not None:
-                    totals.skipped[s.skipped] = totals.skipped.get(s.skipped, 0) + 1
+                    totals.reasons[s.skipped] = totals.reasons.get(s.skipped, 0) + 1
                 elif s.sign > 0:
                     totals.scored += 1
                     totals.words += s.words

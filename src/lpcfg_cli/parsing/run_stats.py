@@ -1,7 +1,8 @@
 """What parsing and scoring runs count, as totals that add up.
 
 ``ParseStats`` (a block's or a stream's parsing) and ``ScoreStats`` (scoring) share
-``RunStats``: sentences, seconds, and ``add``, which sums another run's counts field by field
+``RunStats``: sentences, seconds, the sentences left without a parse or a score by reason, and
+``add``, which sums another run's counts field by field
 and its counts by reason key by key, so that a ``Parser``'s totals are the sum of its runs
 and a stream's the sum of its blocks.
 """
@@ -16,10 +17,12 @@ import numpy as np
 
 @dataclass
 class RunStats:
-    """Sentences and seconds of a run; subclasses add their own counts."""
+    """Sentences and seconds of a run, and the sentences it gave no parse (a fallback tree)
+    or no score, by reason; subclasses add their own counts."""
 
     sentences: int = 0
     seconds: float = 0.0
+    reasons: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: Self, *, seconds: bool = True) -> None:
         """Add ``other``'s counts to these (its seconds too unless ``seconds`` is False: a
@@ -37,10 +40,10 @@ class RunStats:
 
 @dataclass
 class ParseStats(RunStats):
-    """Totals of parsing: sentences given fallback trees (and why, ``reasons``), parsed by a
-    coarser grammar (``backoffs``), by the smoothed grammar (tier 2) or glued from pieces
-    (tier 3); retries after running out of memory; the latent pass's multiply-adds and the
-    two passes' seconds."""
+    """Totals of parsing: sentences given fallback trees (their reasons in ``reasons``),
+    parsed by a coarser grammar (``backoffs``), by the smoothed grammar (tier 2) or glued
+    from pieces (tier 3); retries after running out of memory; the latent pass's
+    multiply-adds and the two passes' seconds."""
 
     fallbacks: int = 0
     backoffs: int = 0
@@ -50,20 +53,18 @@ class ParseStats(RunStats):
     latent_flops: int = 0
     coarse_seconds: float = 0.0
     latent_seconds: float = 0.0
-    reasons: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
 class ScoreStats(RunStats):
     """Totals of scoring: sentences with a positive probability (``scored``) and their words
-    and summed log-probability, those with a value of zero or below (``nonpositive``), and
-    those not scored, by reason (``skipped``)."""
+    and summed log-probability, those with a value of zero or below (``nonpositive``); those
+    not scored are in ``reasons``."""
 
     scored: int = 0
     words: int = 0
     log_prob: float = 0.0
     nonpositive: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
 
     @property
     def perplexity(self) -> float:
