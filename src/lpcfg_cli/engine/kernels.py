@@ -470,6 +470,15 @@ def _parent_items(pit, lo, hi, q0, q1, slot_p, span_first, item_sym, rule_parent
             pit[r - lo, q - q0] = find_item(item_sym, plo, phi, rule_parent[q])
 
 
+@kernel(nogil=True, inline="always")
+def _add_column(alpha, i0, i1, i2, i3, h, a0, a1, a2, a3):
+    """``alpha[i_k, h] += a_k`` for the four rows ``_rule_inside`` sums at a time."""
+    alpha[i0, h] += a0
+    alpha[i1, h] += a1
+    alpha[i2, h] += a2
+    alpha[i3, h] += a3
+
+
 @kernel(nogil=True, fastmath=True)
 def _rule_inside(alpha, z, items, t, ai, rows):
     """``alpha[items[r], ai] += t z_r`` for the rows whose parent item exists (``t``: the
@@ -501,15 +510,8 @@ def _rule_inside(alpha, z, items, t, ai, rows):
                 b1 += z[r1, u] * y
                 b2 += z[r2, u] * y
                 b3 += z[r3, u] * y
-            ha, hb = ai[h], ai[h + 1]
-            alpha[i0, ha] += a0
-            alpha[i1, ha] += a1
-            alpha[i2, ha] += a2
-            alpha[i3, ha] += a3
-            alpha[i0, hb] += b0
-            alpha[i1, hb] += b1
-            alpha[i2, hb] += b2
-            alpha[i3, hb] += b3
+            _add_column(alpha, i0, i1, i2, i3, ai[h], a0, a1, a2, a3)
+            _add_column(alpha, i0, i1, i2, i3, ai[h + 1], b0, b1, b2, b3)
             h += 2
         if h < na:
             a0 = a1 = a2 = a3 = z[r0, 0] - z[r0, 0]
@@ -519,11 +521,7 @@ def _rule_inside(alpha, z, items, t, ai, rows):
                 a1 += z[r1, u] * x
                 a2 += z[r2, u] * x
                 a3 += z[r3, u] * x
-            ha = ai[h]
-            alpha[i0, ha] += a0
-            alpha[i1, ha] += a1
-            alpha[i2, ha] += a2
-            alpha[i3, ha] += a3
+            _add_column(alpha, i0, i1, i2, i3, ai[h], a0, a1, a2, a3)
         i += 4
     while i < n:
         r = rows[i]
