@@ -15,7 +15,10 @@ Value kinds follow the default: ``bool`` (a ``--x/--no-x`` flag), ``int``, ``flo
 a default of None, ``switch`` for a ``bool`` that is only switched on (``--latent``, no
 ``--no-latent``), ``intset`` for a whole number given as a set on the command line (``N``,
 ``A-B`` or ``A,B,...``; the command takes a tuple and checks its size), ``str`` for a
-string option with a default of None and no choices.
+string option with a default of None and no choices. ``Spec.grid`` marks a number a
+learner may be given several of (``smoothing=(0.01, 0.1)``; comma-separated on the command
+line): the learner is trained with each and dev F1 keeps the best
+(``learners.selection.OptionGrid``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class Spec:
     kind: str | None = None  # "int", "float", "str", "switch", "intset": see the docstring
     flag: str | None = None  # the option's name where it differs from the field's, or "-n"
     exclusive: bool = False  # min and max themselves are out of range
+    grid: bool = False  # several values may be given, each trained, dev choosing (OptionGrid)
 
 
 def hyper(default: Any, help: str, **spec: Any) -> Any:

@@ -79,6 +79,10 @@ seed_option = click.option(
 )
 
 
+# What the help of an option a learner may take several values of says (``Spec.grid``).
+GRID_HELP = " Several values, comma-separated: a model with each, dev F1 keeping the best."
+
+
 def hyper_options(owners: Sequence[tuple[str, type, dict[str, Any]]]) -> Callable[[Any], Any]:
     """Decorator adding one click option per hyper-parameter (``hyperparams.hyper`` field)
     of the options classes in ``owners``: ``(owner, class, default overrides)``, e.g.
@@ -121,8 +125,12 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
             flag, name, multiple=True, metavar=spec.metavar, callback=_mapping(spec), help=help_text
         )
     grids = [d for _, d, _ in found if isinstance(d, tuple)]
+    grids += [(d,) for _, d, s in found if s.grid and not isinstance(d, tuple)]
     if grids:  # comma-separated: a grid of numbers (states, smoothing) or names (templates)
         items = type(grids[0][0]) if isinstance(grids[0][0], (int, float)) else str
+        if any(s.grid for _, _, s in found):
+            help_text += GRID_HELP
+            kwargs["help"] = help_text
         kwargs["callback"] = _listing(items, spec)
         kwargs["type"] = str
         kwargs["metavar"] = spec.metavar or {int: "N[,N...]", float: "X[,X...]"}.get(

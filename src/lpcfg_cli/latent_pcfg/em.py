@@ -89,7 +89,7 @@ class EMOptions(Checked):
     iterations: int = hyper(20, "EM iterations.", min=1)
     seed: int = hyper(0, SEED_HELP, min=0)
     tol: float = hyper(1e-5, TOL_HELP, min=0.0)
-    smoothing: float = hyper(0.01, SMOOTHING_HELP, min=0.0, max=1.0)
+    smoothing: float = hyper(0.01, SMOOTHING_HELP, min=0.0, max=1.0, grid=True)
     noise: float = hyper(0.1, NOISE_HELP, min=0.0)
     unaries: bool = hyper(True, UNARIES_HELP)
     lexicon_smoothing: float = 0.05  # weight of the treebank lexicon in every emission

@@ -69,7 +69,11 @@ class SplitMergeOptions(Checked):
         5, "Split-merge: split-merge cycles; with --dev the best cycle is kept.", min=1
     )
     merge: float = hyper(
-        0.5, "Split-merge: fraction of the splits merged back in each cycle.", min=0.0, max=1.0
+        0.5,
+        "Split-merge: fraction of the splits merged back in each cycle.",
+        min=0.0,
+        max=1.0,
+        grid=True,
     )
     max_states: int = hyper(
         16,
@@ -84,7 +88,7 @@ class SplitMergeOptions(Checked):
     # Ten times EM's 0.01: with 0.01 a single model overfits the small treebank after a few
     # cycles and its best cycle scores lower on dev. Bundles prefer the diversity of 0.01
     # (configs/best.toml). Measurements: docs/learners/splitmerge.md.
-    smoothing: float = hyper(0.1, SMOOTHING_HELP, min=0.0, max=1.0)
+    smoothing: float = hyper(0.1, SMOOTHING_HELP, min=0.0, max=1.0, grid=True)
     tol: float = hyper(1e-5, TOL_HELP, min=0.0)
     seed: int = hyper(0, SEED_HELP, min=0)
     unaries: bool = hyper(True, UNARIES_HELP)

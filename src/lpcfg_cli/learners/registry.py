@@ -2,9 +2,9 @@
 --method`` and ``lpcfg unmix --model`` choose from, and what library users build.
 
 A method is a sequence of steps, each a learner, possibly wrapped by its model selection
-(``learners.selection``: ``EarlyStopping``, ``StateSelection``), chained when there are
-several (``pivot+em`` is Pivot then EM, not a special case), with per-method defaults where
-it wants other ones (pivot+em scores dev F1 after every EM iteration: it runs few of them).
+(``learners.selection``: ``EarlyStopping``, ``StateSelection``, and ``OptionGrid`` where
+an option is given several values), chained when there are several (``pivot+em`` is Pivot
+then EM, not a special case), with per-method defaults where it wants other ones (pivot+em scores dev F1 after every EM iteration: it runs few of them).
 ``learner(method, **values)`` builds one from hyper-parameter values by name, each going to
 every options class that has it (``states`` and ``seed`` to both steps of pivot+em):
 
@@ -20,6 +20,7 @@ with max-bracket. The measurements are in docs/parsing.md (Decoders).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -32,6 +33,7 @@ from lpcfg_cli.files.model_file import LANGUAGE as LANGUAGE_FILE
 from lpcfg_cli.files.model_file import PARSING as PARSING_FILE
 from lpcfg_cli.grammar.heldout import DevText, DevTrees
 from lpcfg_cli.grammar.training_data import DataOptions, prepare, prepare_trees
+from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.latent_pcfg.em import EMLearner
 from lpcfg_cli.latent_pcfg.pcfg import PCFGLearner
 from lpcfg_cli.latent_pcfg.pivot import PivotLearner
@@ -42,6 +44,7 @@ from lpcfg_cli.learners.ensemble import Ensemble
 from lpcfg_cli.learners.selection import (
     EarlyStopping,
     GridOptions,
+    OptionGrid,
     StateSelection,
     StoppingOptions,
 )
@@ -84,6 +87,23 @@ class Step:
         return own
 
     def build(self, method: str, values: dict[str, Any]) -> Learner:
+        """The step's learner with these values; several values of a ``grid`` option
+        (``Spec.grid``) give one learner per combination, dev F1 choosing (``OptionGrid``)."""
+        grid: dict[str, tuple[Any, ...]] = {}
+        for f, spec in hyper_fields(self.options or self.learner.Options):
+            value = values.get(f.name)
+            if spec.grid and isinstance(value, (tuple, list)):
+                grid[f.name] = tuple(dict.fromkeys(value))  # each value once, in order
+        values = {**values, **{name: v[0] for name, v in grid.items() if len(v) == 1}}
+        grid = {name: v for name, v in grid.items() if len(v) > 1}
+        if not grid:
+            return self._build(method, values)
+        combinations = [
+            dict(zip(grid, values_, strict=True)) for values_ in itertools.product(*grid.values())
+        ]
+        return OptionGrid([(c, self._build(method, {**values, **c})) for c in combinations])
+
+    def _build(self, method: str, values: dict[str, Any]) -> Learner:
         classes = self.option_classes()
         made = [
             cls(**_values_for(method, cls, values, grid=self.select is StateSelection))

@@ -10,6 +10,9 @@ every learner it wraps:
 - ``StateSelection`` around a ``Decomposable`` learner (spectral, pivot: one decomposition
   gives a model for any number of states): the best of a ``states`` grid on dev F1, then
   optionally per-nonterminal counts by coordinate ascent (``learners.statesearch``).
+- ``OptionGrid`` around learners of one method that differ in options given several values
+  (``hyperparams.Spec.grid``: ``--smoothing 0.1,0.3 --merge 0.5,0.75``): one model per
+  combination, the best on dev F1 kept.
 - ``best_of``: the best of a finite set of candidates.
 
 Dev F1 comes from ``grammar.heldout.DevTrees.f1``, whose scorer the caller handed in with the
@@ -90,6 +93,66 @@ class EarlyStopping(Learner):
         if isinstance(record, dict):  # the options of the fit, selection's included
             record.update(to_dict(opts))
         return model
+
+
+# --- grids of options --------------------------------------------------------------------
+
+
+class OptionGrid(Learner):
+    """The best on dev F1 of ``members``: learners of one method, each built with one
+    combination of the values of its grid options (``chosen``, name -> value), fitted in
+    turn. The model records every combination's dev F1 (``option_grid``)."""
+
+    def __init__(self, members: list[tuple[dict[str, Any], Learner]]) -> None:
+        if not members:
+            raise ValueError("OptionGrid needs at least one member")
+        self.members = members
+        first = members[0][1]
+        self.options = first.options
+        self.method = first.method  # type: ignore[misc]
+        self.decode = first.decode  # type: ignore[misc]
+        self.takes_dev = first.takes_dev  # type: ignore[misc]
+        self.takes_start = first.takes_start  # type: ignore[misc]
+        self.takes_text = first.takes_text  # type: ignore[misc]
+        self.takes_weights = first.takes_weights  # type: ignore[misc]
+
+    def option_values(self) -> list[Any]:
+        return self.members[0][1].option_values()
+
+    def check(self, dev: bool) -> None:
+        if not dev:
+            name = next(iter(self.members[0][0]))
+            raise ParameterError("several values of {" + name + "} need {dev} to choose among them")
+        for _, learner in self.members:
+            learner.check(dev)
+
+    def inert(self, dev: bool, start: bool) -> dict[str, str]:
+        return self.members[0][1].inert(dev, start)
+
+    def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
+        if not scores_f1(dev):
+            name = next(iter(self.members[0][0]))
+            raise ParameterError("several values of {" + name + "} need dev trees to score")
+
+        def shown(chosen: dict[str, Any]) -> str:
+            return ", ".join(f"{name} {value:g}" for name, value in chosen.items())
+
+        def candidates() -> Iterator[tuple[dict[str, Any], LPCFG]]:
+            for chosen, learner in self.members:
+                progress.report(f"{shown(chosen)}:")
+                t0 = time.perf_counter()
+                model = learner.fit(data, dev, start, progress)
+                yield {**chosen, "seconds": round(time.perf_counter() - t0, 3)}, model
+
+        def line(rec: dict[str, Any]) -> None:
+            chosen = {k: rec[k] for k in self.members[0][0]}
+            progress.report(f"{shown(chosen)}: dev F1 {rec['dev_f1']:.2f}")
+
+        best, history = best_of(candidates(), dev, line)
+        best.meta["option_grid"] = history
+        chosen = max(history, key=lambda r: r["dev_f1"])  # best_of keeps the first of a tie
+        progress.report(f"selected {shown({k: chosen[k] for k in self.members[0][0]})}")
+        return best
 
 
 # --- state grids and state search --------------------------------------------------------
@@ -203,4 +266,11 @@ def option_fields(learner: Learner) -> set[str]:
     return {f.name for options in learner.option_values() for f in fields(options)}
 
 
-__all__ = ["EarlyStopping", "GridOptions", "StateSelection", "StoppingOptions", "option_fields"]
+__all__ = [
+    "EarlyStopping",
+    "GridOptions",
+    "OptionGrid",
+    "StateSelection",
+    "StoppingOptions",
+    "option_fields",
+]
