@@ -8,8 +8,10 @@ it there first when it is missing), trains and scores (--only):
 
 - ``pcfg``: the treebank PCFG (``configs/standard.toml``);
 - ``em``: EM with 16 states (``configs/em16.toml``, ``--dev``);
-- ``splitmerge``: one split-merge grammar (``configs/splitmerge.toml``, ``--dev``) per seed
-  of --seeds, each a row and their mean ± sd another;
+- ``splitmerge``: one split-merge grammar (``configs/splitmerge_grid.toml``, ``--dev``:
+  its smoothing and merge fraction chosen on the treebank's dev) per seed of --seeds, each
+  a row and their mean ± sd another; a record of another config (``configs/splitmerge.toml``,
+  before the grid) is named under the table;
 - ``product``: six split-merge grammars parsed as a product (``configs/best.toml``,
   ``--dev``);
 - ``berkeley``: the Berkeley parser's GrammarTrainer (--berkeley: the folder of its jar)
@@ -67,12 +69,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
 MODELS = ("pcfg", "em", "splitmerge", "product", "berkeley")
 # The shipped config each lpcfg model trains with, and whether it chooses on dev.
-CONFIG = {"pcfg": "standard", "em": "em16", "splitmerge": "splitmerge", "product": "best"}
+CONFIG = {"pcfg": "standard", "em": "em16", "splitmerge": "splitmerge_grid", "product": "best"}
 USES_DEV = {"pcfg": False, "em": True, "splitmerge": True, "product": True}
 LABEL = {
     "pcfg": "treebank PCFG (`configs/standard.toml`)",
     "em": "EM, 16 states (`configs/em16.toml`)",
-    "splitmerge": "one split-merge grammar (`configs/splitmerge.toml`)",
+    "splitmerge": "one split-merge grammar",
     "product": "six split-merge grammars, product (`configs/best.toml`)",
     "berkeley": "the Berkeley parser, cycle chosen on dev",
     "berkeley6": "the Berkeley parser, 6 cycles",
@@ -85,6 +87,7 @@ UNPARSED = re.compile(r"\(\s*\(\s*\)\s*\)")
 # 21; 1 longer than 660 words: line 3)".
 FALLBACKS = re.compile(r"(\d+) fallback(?: \((.*?)\))?(?:,|$)", re.M)
 REASON = re.compile(r"(\d+) ([^:;]+): (?:tree on )?lines? ")
+GRID_CHOICE = re.compile(r"selected ((?:smoothing|merge) [^\n]*)")  # lpcfg train's OptionGrid line
 TAIL = 3000  # characters of a failed command's stderr kept in the record
 
 
@@ -539,6 +542,17 @@ def markdown(data: dict, names: list[str], seeds: list[int]) -> str:
         if data["runs"].get(n, {}).get("models", {}).get("berkeley", {}).get("chosen_cycle")
     ]
     text = "\n".join(lines) + "\n"
+    configs = {}
+    for n in names:
+        for key, record in sorted(data["runs"].get(n, {}).get("models", {}).items()):
+            if key.startswith("splitmerge-s") and record.get("config"):
+                configs.setdefault(n, f"`{record['config']}`")
+                grid = GRID_CHOICE.search(record.get("train_summary", ""))
+                if grid:
+                    configs[n] += f", seed {record['seed']}: {grid.group(1)}"
+    if configs:
+        text += "\nSplit-merge configs (and what dev chose): "
+        text += "; ".join(f"{n} {c}" for n, c in configs.items()) + ".\n"
     if chosen:
         text += f"\nBerkeley cycles chosen on dev: {', '.join(chosen)}.\n"
     if data.get("limit"):

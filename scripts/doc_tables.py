@@ -846,8 +846,8 @@ def languages_gains(figures: Path) -> str:
 
     data = records.read("languages", figures)
     lines = [
-        "| treebank | split-merge seeds | split-merge dev / test (mean) | treebank PCFG dev / "
-        "test | split-merge - PCFG, test | the Berkeley parser dev / test | split-merge - "
+        "| treebank | split-merge config, seeds | split-merge dev / test (mean) | treebank PCFG "
+        "dev / test | split-merge - PCFG, test | the Berkeley parser dev / test | split-merge - "
         "Berkeley, test |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -867,7 +867,8 @@ def languages_gains(figures: Path) -> str:
             base, conventions = name.rstrip(")").split(" (", 1)
             label = f"{base}, read `--conventions {conventions}`"
         lines.append(
-            f"| {label} | {len(runs)} | {f2(dev)} / {f2(test)} | {f2(pcfg['dev_f1'])} / "
+            f"| {label} | `{Path(runs[0]['config']).name}`, {len(runs)} | {f2(dev)} / {f2(test)} | "
+            f"{f2(pcfg['dev_f1'])} / "
             f"{f2(pcfg['test_f1'])} | {test - pcfg['test_f1']:+.2f} | "
             f"{f2(berkeley['dev_f1'])} / {f2(berkeley['test_f1'])} (cycle "
             f"{berkeley['chosen_cycle']}) | {test - berkeley['test_f1']:+.2f} |"
