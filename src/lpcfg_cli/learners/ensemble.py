@@ -17,7 +17,7 @@ from typing import Any
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.hyperparams import Checked, hyper
 from lpcfg_cli.model.lpcfg import LPCFG
-from lpcfg_cli.model.protocol import Learner, Progress, scores_f1
+from lpcfg_cli.model.protocol import Learner, Progress, follow, scores_f1
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,7 @@ class Ensemble(Learner):
         self.method = method
         self.members = members
         self.options = EnsembleOptions(len(members))
-        self.decode = members[0].decode  # type: ignore[misc]
-        self.takes_dev = members[0].takes_dev  # type: ignore[misc]
-        self.takes_start = members[0].takes_start  # type: ignore[misc]
+        follow(self, members[0], ("decode", "takes_dev", "takes_start"))
 
     def option_values(self) -> list[Any]:
         return [self.options, *self.members[0].option_values()]

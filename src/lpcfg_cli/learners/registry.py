@@ -4,7 +4,8 @@
 A method is a sequence of steps, each a learner, possibly wrapped by its model selection
 (``learners.selection``: ``EarlyStopping``, ``StateSelection``, and ``OptionGrid`` where
 an option is given several values), chained when there are several (``pivot+em`` is Pivot
-then EM, not a special case), with per-method defaults where it wants other ones (pivot+em scores dev F1 after every EM iteration: it runs few of them).
+then EM, not a special case), with per-method defaults where it wants other ones (pivot+em
+scores dev F1 after every EM iteration: it runs few of them).
 ``learner(method, **values)`` builds one from hyper-parameter values by name, each going to
 every options class that has it (``states`` and ``seed`` to both steps of pivot+em):
 

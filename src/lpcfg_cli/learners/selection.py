@@ -40,6 +40,7 @@ from lpcfg_cli.model.protocol import (
     Learner,
     Progress,
     best_of,
+    follow,
     run_steps,
     scores_f1,
 )
@@ -67,12 +68,7 @@ class EarlyStopping(Learner):
     def __init__(self, inner: Iterative, options: StoppingOptions | None = None) -> None:
         self.inner = inner
         self.options = options or StoppingOptions()
-        self.method = inner.method  # type: ignore[misc]
-        self.decode = inner.decode  # type: ignore[misc]
-        self.takes_dev = inner.takes_dev  # type: ignore[misc]
-        self.takes_start = inner.takes_start  # type: ignore[misc]
-        self.takes_text = inner.takes_text  # type: ignore[misc]
-        self.takes_weights = inner.takes_weights  # type: ignore[misc]
+        follow(self, inner)
 
     def option_values(self) -> list[Any]:
         return [self.options, *self.inner.option_values()]
@@ -107,14 +103,8 @@ class OptionGrid(Learner):
         if not members:
             raise ValueError("OptionGrid needs at least one member")
         self.members = members
-        first = members[0][1]
-        self.options = first.options
-        self.method = first.method  # type: ignore[misc]
-        self.decode = first.decode  # type: ignore[misc]
-        self.takes_dev = first.takes_dev  # type: ignore[misc]
-        self.takes_start = first.takes_start  # type: ignore[misc]
-        self.takes_text = first.takes_text  # type: ignore[misc]
-        self.takes_weights = first.takes_weights  # type: ignore[misc]
+        self.options = members[0][1].options
+        follow(self, members[0][1])
 
     def option_values(self) -> list[Any]:
         return self.members[0][1].option_values()
@@ -180,9 +170,7 @@ class StateSelection(Learner):
         self.inner = inner
         self.options = grid or GridOptions()
         self.search = search or SearchOptions()
-        self.method = inner.method  # type: ignore[misc]
-        self.decode = inner.decode  # type: ignore[misc]
-        self.takes_start = inner.takes_start  # type: ignore[misc]
+        follow(self, inner, ("method", "decode", "takes_start"))
 
     def option_values(self) -> list[Any]:
         return [self.options, self.search, *self.inner.option_values()]

@@ -27,7 +27,7 @@ its flags.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -168,6 +168,18 @@ class Learner:
     def check(self, dev: bool) -> None:
         """Raise ``errors.ParameterError`` if these options cannot be fitted with(out) dev
         data (so that a command line fails before reading any)."""
+
+
+# What a wrapper around learners of one method (a selection, an ensemble) says of itself as
+# its learner does: the method, the decoder, and which data it takes.
+FOLLOWED = ("method", "decode", "takes_dev", "takes_start", "takes_text", "takes_weights")
+
+
+def follow(wrapper: Learner, inner: Learner, names: Sequence[str] = FOLLOWED) -> None:
+    """Give ``wrapper`` ``inner``'s ``names`` (of ``FOLLOWED``): a wrapper that selects on
+    dev data takes them whether or not its learner does, so it leaves ``takes_dev`` out."""
+    for name in names:
+        setattr(wrapper, name, getattr(inner, name))
 
 
 # --- what model selection reads: candidates, steps, decompositions ------------------------
