@@ -124,3 +124,29 @@ def test_grid_options_are_marked_in_their_spec():
         if f.metadata.get("hyper") and f.metadata["hyper"].grid
     }
     assert marked == {"smoothing", "merge"}
+
+
+def test_a_config_file_gives_a_grid_as_an_array(trees, tmp_path):
+    train, held = trees
+    train_file = tmp_path / "train.mrg"
+    train_file.write_text("".join(format_tree(t, root="TOP") + "\n" for t in train))
+    _dev(tmp_path, held)
+    config = tmp_path / "grid.toml"
+    config.write_text(
+        '[train]\nmethod = "splitmerge"\ncycles = 1\niterations = 2\nsmoothing = [0.1, 0.3]\n'
+        'dev = "dev.mrg"\n'
+    )
+    out = tmp_path / "m.npz"
+    args = ["train", "--config", str(config), "--no-progress", str(train_file), "-o", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "selected smoothing" in result.output
+    for bad, said in (
+        ("smoothing = [true, 0.3]", "takes a list of numbers or names"),
+        ("smoothing = []", "takes a list of numbers or names"),
+        ("smoothing = [0.1, 2.0]", "at most 1"),
+        ("cycles = [1, 2]", "takes one value, not a list"),  # not a grid option
+    ):
+        config.write_text(f'[train]\nmethod = "splitmerge"\n{bad}\n')
+        refused = CliRunner().invoke(main, args)
+        assert refused.exit_code == 2 and said in refused.output, (bad, refused.output)

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from lpcfg_cli.cli.names import SUBCOMMANDS
+from lpcfg_cli.cli.options import CommaOption
 from lpcfg_cli.cli.paths import CONFIG, InputPath, input_path, output_option
 from lpcfg_cli.errors import LpcfgError
 from lpcfg_cli.files.streams import read_text
@@ -109,6 +110,12 @@ def _value(option: click.Option, key: str, value: Any, path: str) -> Any:
         raise LpcfgError(f"option '{key}' takes a list of strings", source=path)
     if isinstance(value, str):
         value = _file_name(option, value, path)
+    if isinstance(value, list) and isinstance(option, CommaOption):
+        if not value or not all(
+            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+        ):
+            raise LpcfgError(f"option '{key}' takes a list of numbers or names", source=path)
+        value = ",".join(map(str, value))
     if isinstance(value, list):
         raise LpcfgError(f"option '{key}' takes one value, not a list", source=path)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):

@@ -79,6 +79,11 @@ seed_option = click.option(
 )
 
 
+class CommaOption(click.Option):
+    """An option whose value is a comma-separated list (a grid of numbers, or names): a
+    config file may give it as a TOML array."""
+
+
 # What the help of an option a learner may take several values of says (``Spec.grid``).
 GRID_HELP = " Several values, comma-separated: a model with each, dev F1 keeping the best."
 
@@ -136,6 +141,7 @@ def _hyper_option(name: str, found: list[tuple[str, Any, Spec]]) -> Callable[[An
         kwargs["metavar"] = spec.metavar or {int: "N[,N...]", float: "X[,X...]"}.get(
             items, "NAME[,...]"
         )
+        kwargs["cls"] = CommaOption
     elif spec.choices:
         kwargs["type"] = click.Choice(spec.choices)
     elif spec.kind == "str":
