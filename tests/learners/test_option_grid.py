@@ -36,6 +36,16 @@ def _dev(tmp_path, held, scorer=None) -> DevTrees:
     return DevTrees.read([str(path)], scorer=scorer)
 
 
+def _files(tmp_path, trees):
+    """The training trees as ``train.mrg`` and the held-out ones as ``dev.mrg`` in
+    ``tmp_path``; returns the training file."""
+    train, held = trees
+    train_file = tmp_path / "train.mrg"
+    train_file.write_text("".join(format_tree(t, root="TOP") + "\n" for t in train))
+    _dev(tmp_path, held)
+    return train_file
+
+
 def test_one_member_per_combination_each_value_once():
     grid = learner("splitmerge", smoothing=(0.1, 0.3, 0.1), merge=(0.5, 0.75), cycles=1)
     assert isinstance(grid, OptionGrid)
@@ -87,10 +97,7 @@ def test_a_grid_without_dev_is_refused_before_training(trees):
 
 
 def test_cli_trains_each_value_and_says_what_dev_chose(trees, tmp_path):
-    train, held = trees
-    train_file = tmp_path / "train.mrg"
-    train_file.write_text("".join(format_tree(t, root="TOP") + "\n" for t in train))
-    _dev(tmp_path, held)
+    train_file = _files(tmp_path, trees)
     out = tmp_path / "m.npz"
     args = ["train", "--method", "splitmerge", "--cycles", "1", "--iterations", "2"]
     args += ["--smoothing", "0.1,0.3", "--dev", str(tmp_path / "dev.mrg"), "--no-progress"]
@@ -127,10 +134,7 @@ def test_grid_options_are_marked_in_their_spec():
 
 
 def test_a_config_file_gives_a_grid_as_an_array(trees, tmp_path):
-    train, held = trees
-    train_file = tmp_path / "train.mrg"
-    train_file.write_text("".join(format_tree(t, root="TOP") + "\n" for t in train))
-    _dev(tmp_path, held)
+    train_file = _files(tmp_path, trees)
     config = tmp_path / "grid.toml"
     config.write_text(
         '[train]\nmethod = "splitmerge"\ncycles = 1\niterations = 2\nsmoothing = [0.1, 0.3]\n'

@@ -103,6 +103,7 @@ class OptionGrid(Learner):
         if not members:
             raise ValueError("OptionGrid needs at least one member")
         self.members = members
+        self.names = tuple(members[0][0])  # the grid's options, in the members' order
         self.options = members[0][1].options
         follow(self, members[0][1])
 
@@ -111,37 +112,37 @@ class OptionGrid(Learner):
 
     def check(self, dev: bool) -> None:
         if not dev:
-            name = next(iter(self.members[0][0]))
-            raise ParameterError("several values of {" + name + "} need {dev} to choose among them")
+            raise ParameterError(
+                "several values of {" + self.names[0] + "} need {dev} to choose among them"
+            )
         for _, learner in self.members:
             learner.check(dev)
 
     def inert(self, dev: bool, start: bool) -> dict[str, str]:
         return self.members[0][1].inert(dev, start)
 
+    def _shown(self, record: dict[str, Any]) -> str:
+        return ", ".join(f"{name} {record[name]:g}" for name in self.names)
+
     def _fit(self, data: Any, dev: Any, start: Any, progress: Progress) -> LPCFG:
         if not scores_f1(dev):
-            name = next(iter(self.members[0][0]))
+            name = self.names[0]
             raise ParameterError("several values of {" + name + "} need dev trees to score")
-
-        def shown(chosen: dict[str, Any]) -> str:
-            return ", ".join(f"{name} {value:g}" for name, value in chosen.items())
 
         def candidates() -> Iterator[tuple[dict[str, Any], LPCFG]]:
             for chosen, learner in self.members:
-                progress.report(f"{shown(chosen)}:")
+                progress.report(f"{self._shown(chosen)}:")
                 t0 = time.perf_counter()
                 model = learner.fit(data, dev, start, progress)
                 yield {**chosen, "seconds": round(time.perf_counter() - t0, 3)}, model
 
-        def line(rec: dict[str, Any]) -> None:
-            chosen = {k: rec[k] for k in self.members[0][0]}
-            progress.report(f"{shown(chosen)}: dev F1 {rec['dev_f1']:.2f}")
+        def line(record: dict[str, Any]) -> None:
+            progress.report(f"{self._shown(record)}: dev F1 {record['dev_f1']:.2f}")
 
         best, history = best_of(candidates(), dev, line)
         best.meta["option_grid"] = history
-        chosen = max(history, key=lambda r: r["dev_f1"])  # best_of keeps the first of a tie
-        progress.report(f"selected {shown({k: chosen[k] for k in self.members[0][0]})}")
+        # best_of keeps the first of a tie, as max does
+        progress.report(f"selected {self._shown(max(history, key=lambda r: r['dev_f1']))}")
         return best
 
 
