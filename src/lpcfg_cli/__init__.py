@@ -70,6 +70,7 @@ _LAZY = {
     "METHODS": "lpcfg_cli.learners.registry",
     "LM_METHODS": "lpcfg_cli.learners.registry",
     "learner": "lpcfg_cli.learners.registry",
+    "product": "lpcfg_cli.learners.registry",
     "binarization": "lpcfg_cli.learners.registry",
     "train": "lpcfg_cli.learners.registry",
     "Progress": "lpcfg_cli.model.protocol",

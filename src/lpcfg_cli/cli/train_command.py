@@ -21,6 +21,7 @@ from lpcfg_cli.cli.options import (
     conventions_from,
     conventions_options,
     conventions_unused,
+    flag_of,
     given,
     hyper_options,
     input_option,
@@ -31,16 +32,22 @@ from lpcfg_cli.cli.options import (
     unused,
     usable_jobs,
 )
-from lpcfg_cli.cli.paths import OutputPath, encoding_option, input_path, model_output_option
+from lpcfg_cli.cli.paths import (
+    CONFIG,
+    OutputPath,
+    encoding_option,
+    input_path,
+    model_output_option,
+)
 from lpcfg_cli.cli.stderr import progress_bar, progress_option, report, warn
-from lpcfg_cli.errors import LpcfgError
+from lpcfg_cli.errors import LpcfgError, ParameterError
 from lpcfg_cli.files.streams import display_name
 from lpcfg_cli.grammar.heldout import DevText, DevTrees
 from lpcfg_cli.grammar.training_data import DataOptions, TrainingData, prepare, prepare_text
 from lpcfg_cli.hyperparams import hyper_fields
 from lpcfg_cli.learners.chain import Chain
 from lpcfg_cli.learners.ensemble import Ensemble, EnsembleOptions
-from lpcfg_cli.learners.registry import METHODS, binarization
+from lpcfg_cli.learners.registry import METHODS, binarization, product
 from lpcfg_cli.learners.registry import learner as build
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.protocol import Learner, Progress
@@ -108,6 +115,17 @@ def _warn(err: LpcfgError) -> None:
 @hyper_options([("train", DataOptions, {})])
 @hyper_options(OWNERS)
 @hyper_options([("train", EnsembleOptions, {})])
+@click.option(
+    "--member",
+    "members",
+    multiple=True,
+    type=input_path(allow_dash=False),
+    metavar="CONFIG",
+    help="Also train the model that config file CONFIG's [train] table describes (its "
+    "--method and options, e.g. configs/em16.toml) on the same trees, with this run's --dev "
+    "and --seed, and bundle it with this run's model(s) into one product of grammars. "
+    "Repeatable. Its binarization, --rare and conventions must be this run's.",
+)
 @conventions_options
 @skip_bad_option
 @encoding_option
@@ -129,6 +147,7 @@ def command(
     rare: int,
     skip_bad: bool,
     ensemble: int,
+    members: tuple[str, ...],
     encoding: str,
     **hyper: Any,
 ) -> None:
@@ -172,9 +191,16 @@ def command(
         if given(ctx, "rare") is None:
             rare = 0  # from text, every word is kept unless asked
     _check_unused(ctx, method, learner, dev, init, text)
-    learner.check(dev is not None)
     start = _check_files(treebank, init)
     options = _binarization(ctx, method, start, horizontal, vertical, factor)
+    if members:
+        if text:
+            raise click.UsageError("--member learns from trees only: drop it with --input text")
+        if init:
+            raise click.UsageError("--member trains every member from the trees: drop --init")
+        run = (options, rare, conventions)
+        learner = product(learner, *(_member(ctx, path, run, dev) for path in members))
+    learner.check(dev is not None)
     if text and start is not None and start.grammar.n_symbols != 1:
         raise LpcfgError(
             "--init with --input text needs a model trained from text (one symbol)", source=init
@@ -209,6 +235,55 @@ def command(
     model.save(output)
     where = "<stdout>" if output == "-" else output
     report(f"wrote {where} ({method}, {time.perf_counter() - t0:.1f} s)")
+
+
+def _member(ctx: click.Context, path: str, run: tuple[Any, ...], dev: str | None) -> Learner:
+    """The learner config file ``path`` describes for ``--member`` (its ``[train]`` table's
+    method and options, read as ``--config`` reads them, with this run's --seed), after
+    checking that it would train on this run's trees."""
+    args = ["--config", path, *ctx.params["treebank"], "-o", ctx.params["output"]]
+    config = ctx.meta.get(CONFIG)  # shared with the member's context, which sets its own
+    try:
+        sub = ctx.command.make_context(ctx.info_name, args, parent=ctx.parent)
+    except click.ClickException as exc:
+        raise LpcfgError(f"--member: {exc.format_message()}", source=path) from None
+    values = dict(sub.params)
+    try:
+        if values["members"]:
+            raise LpcfgError("--member: a member cannot name members of its own", source=path)
+        if values["input_kind"] != "trees":
+            raise LpcfgError("--member: members learn from trees, not --input text", source=path)
+        method = values["method"]
+        conventions = conventions_from(values)
+        spec = METHODS[method]
+        chosen = {k: values[k] for k in HYPER if k in values and spec.uses(k)}
+        if spec.uses("seed"):
+            chosen["seed"] = ctx.params.get("seed")
+        try:
+            learner = build(method, values["ensemble"], **chosen)
+        except ParameterError as exc:
+            exc.source = path
+            raise
+        _check_unused(sub, method, learner, dev, None)
+        binarized = _binarization(
+            sub, method, None, values["horizontal"], values["vertical"], values["factor"]
+        )
+        mine = {**run[0].to_dict(), "rare": run[1]}
+        theirs = {**binarized.to_dict(), "rare": values["rare"]}
+        differ = [
+            f"{flag_of(k)} {theirs[k]} (this run: {v})" for k, v in mine.items() if theirs[k] != v
+        ]
+        if run[2] != conventions:
+            differ.append("other treebank conventions (--conventions and its options)")
+        if differ:
+            raise LpcfgError(
+                f"--member: the members of a product are trained on the same trees, but it "
+                f"has {', '.join(differ)}",
+                source=path,
+            )
+    finally:
+        ctx.meta[CONFIG] = config
+    return learner
 
 
 @contextlib.contextmanager

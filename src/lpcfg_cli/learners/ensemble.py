@@ -1,10 +1,13 @@
-"""Ensembles of one method trained with different seeds (products of grammars, Petrov 2010).
+"""Ensembles: products of grammars (Petrov 2010).
 
-``Ensemble`` fits ``size`` learners of one method whose seeds are ``seed, seed + 1, ...``
-(each selects on dev on its own, as it would alone) and bundles their models into one
-(``LPCFG.bundle``): the parser combines their posteriors per chart item. Petrov (2010)
-reports 91.8 F1 on WSJ for 8 split-merge grammars against 90.2 for one; on our dev split a
-bundle of three seeds also scores well above each of them alone
+``Ensemble`` fits its member learners in turn on the same training data (each selects on
+dev on its own, as it would alone) and bundles their models into one (``LPCFG.bundle``):
+the parser combines their posteriors per chart item. The members are learners of one method
+whose seeds are ``seed, seed + 1, ...`` (``registry.learner(method, ensemble=N)``), or of
+several methods (``registry.product``). Petrov (2010) reports 91.8 F1 on WSJ for 8
+split-merge grammars against 90.2 for one, from the grammars' different local optima; on
+the PTB sample a bundle of split-merge seeds gains most from its first few members, and one
+grammar of another method (EM or pivot+EM) adds more than more split-merge seeds do
 (docs/learners/splitmerge.md, Products of grammars).
 """
 
@@ -33,7 +36,8 @@ class EnsembleOptions(Checked):
 
 
 class Ensemble(Learner):
-    """``members`` (learners of one method, seeds differing) fitted in turn and bundled."""
+    """``members`` fitted in turn and bundled; ``method`` names the first member's method
+    (the model file records each member's)."""
 
     Options = EnsembleOptions
 
@@ -41,13 +45,16 @@ class Ensemble(Learner):
         self.method = method
         self.members = members
         self.options = EnsembleOptions(len(members))
-        follow(self, members[0], ("decode", "takes_dev", "takes_start"))
+        follow(self, members[0], ("decode", "takes_dev"))
+        # Every member starts from the start model, so all of them must be able to.
+        self.takes_start = all(m.takes_start for m in members)
 
     def option_values(self) -> list[Any]:
         return [self.options, *self.members[0].option_values()]
 
     def check(self, dev: bool) -> None:
-        self.members[0].check(dev)
+        for member in self.members:
+            member.check(dev)
 
     def inert(self, dev: bool, start: bool) -> dict[str, str]:
         return self.members[0].inert(dev, start)

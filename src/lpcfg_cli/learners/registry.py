@@ -328,12 +328,33 @@ def learner(
     return Ensemble(method, members)
 
 
+def product(*parts: Learner) -> Ensemble:
+    """A learner whose model bundles the models of ``parts``, each fitted on the same
+    training data and selecting on the same dev set: a product of grammars of one method or
+    several (Petrov 2010), e.g. ``product(learner("splitmerge", ensemble=6), learner("em",
+    states=16))``. An ``Ensemble`` among ``parts`` gives its members. The parts must take
+    the same data (one binarization, one ``rare``: ``prepare`` makes it once)."""
+    members = [
+        m for part in parts for m in (part.members if isinstance(part, Ensemble) else [part])
+    ]
+    if len(members) < 2:
+        raise ParameterError("{parts}: a product needs two learners or more")
+    for member in members:
+        if not isinstance(member, Learner) or member.family != PARSING:
+            raise ParameterTypeError(
+                "{parts} must be parsing learners (registry.learner), not {kind}",
+                kind=type(member).__name__,
+            )
+    return Ensemble(members[0].method, members)
+
+
 def train(
     treebank: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Sequence[Tree],
     method: str = "pcfg",
     *,
     dev: DevTrees | DevText | None = None,
     ensemble: int = 1,
+    members: Sequence[Learner] = (),
     rare: int = DataOptions.rare,
     binarize: BinarizeOptions | None = None,
     conventions: Conventions | str = PTB,
@@ -345,10 +366,13 @@ def train(
     ``binarize`` says otherwise; ``conventions``: the treebank's (``treebank.conventions``:
     a ``Conventions`` or a preset's name); ``dev``: dev trees with their scorer
     (``parsing.dev_f1.read_dev_trees``, given the same conventions), for the methods that
-    select."""
+    select; ``members``: learners of other methods whose models join the product
+    (``product``), trained on the same trees."""
     if isinstance(conventions, str):
         conventions = conventions_preset(conventions)
     fitter = learner(method, ensemble, **options)
+    if members:
+        fitter = product(fitter, *members)
     how = binarize or binarization(method)
     if isinstance(treebank, (str, os.PathLike)):
         treebank = [treebank]
