@@ -12,8 +12,8 @@ it there first when it is missing), trains and scores (--only):
   its smoothing and merge fraction chosen on the treebank's dev) per seed of --seeds, each
   a row and their mean ± sd another; a record of another config (``configs/splitmerge.toml``,
   before the grid) is named under the table;
-- ``product``: six split-merge grammars parsed as a product (``configs/best.toml``,
-  ``--dev``);
+- ``product``: six split-merge grammars, a pivot+EM and an EM grammar parsed as a product
+  (``configs/best.toml``, ``--dev``);
 - ``berkeley``: the Berkeley parser's GrammarTrainer (--berkeley: the folder of its jar)
   on the same training trees as lpcfg normalises them (``train.root.mrg``), its default 6
   split-merge cycles. Its cycle is chosen on dev as lpcfg's models choose theirs: each
@@ -75,7 +75,7 @@ LABEL = {
     "pcfg": "treebank PCFG (`configs/standard.toml`)",
     "em": "EM, 16 states (`configs/em16.toml`)",
     "splitmerge": "one split-merge grammar",
-    "product": "six split-merge grammars, product (`configs/best.toml`)",
+    "product": "the product of `configs/best.toml`",
     "berkeley": "the Berkeley parser, cycle chosen on dev",
     "berkeley6": "the Berkeley parser, 6 cycles",
 }

@@ -3,7 +3,7 @@
 parser's grammars on the same sentences, into the record ``docs/figures/ptb.json``.
 
 Each config (``configs/NAME.toml``) is trained on ``train.mrg`` with each seed (the treebank
-PCFG and the six-grammar product, which take no seed of their own or hold six, once), parses
+PCFG and the product of ``best.toml``, which take no seed of their own or hold six, once), parses
 ``dev.txt`` and ``test.txt`` with its config's parse options and is scored with strict and
 EVALB F1; its training time (the whole ``lpcfg train`` command) and model file size are
 recorded. With ``--berkeley DIR`` (the folder of ``parse.sh`` and the grammars trained on the
@@ -40,7 +40,7 @@ ROWS = {
     "pivot16": [0],  # the moment method alone: deterministic up to its randomized SVD
     "spectral16": [0, 1, 2],
     "splitmerge": [0, 1, 2],
-    "best": [0],  # six split-merge grammars, seeds 0-5 of their own
+    "best": [0],  # six split-merge grammars (seeds 0-5 of their own) and two members
 }
 BERKELEY = {"4 cycles": "train0001-0149-sm4.gr", "6 cycles": "train0001-0149-sm6.gr"}
 
