@@ -518,23 +518,36 @@ def berkeley_seeds(figures: Path) -> str:
     return "\n".join(rows)
 
 
-# What each product of ``product_members.py`` bundles.
+# What each product of ``product_members.py`` bundles: split-merge grammars alone, or six
+# with the members named in the variant (``sm6+pivot_em16+em16``).
 PRODUCT_LABELS = {
     "sm6": "six split-merge grammars (`configs/best.toml`'s, without members)",
     "sm7": "seven split-merge grammars",
     "sm8": "eight split-merge grammars",
-    "sm6+all": "six split-merge grammars, one pivot+EM and one EM grammar",
 }
 MEMBER_LABELS = {
-    "pivot_em16": "one pivot+EM grammar (`configs/pivot_em16.toml`)",
-    "em16": "one EM grammar (`configs/em16.toml`)",
+    "pivot_em16": ("a pivot+EM", "configs/pivot_em16.toml"),
+    "em16": ("an EM", "configs/em16.toml"),
+    "pivot16": ("a pivot", "configs/pivot16.toml"),
 }
+
+
+def product_label(name: str) -> str:
+    """``sm6+em16`` -> six split-merge grammars and an EM grammar (`configs/em16.toml`)."""
+    if name in PRODUCT_LABELS:
+        return PRODUCT_LABELS[name]
+    members = [MEMBER_LABELS[m] for m in name.split("+")[1:]]
+    if len(members) == 1:
+        return f"six split-merge grammars and {members[0][0]} grammar (`{members[0][1]}`)"
+    listed = ", ".join(m[0] for m in members[:-1]) + f" and {members[-1][0]}"
+    return f"six split-merge grammars, {listed} grammar"
 
 
 @table("product-members")
 def product_members(figures: Path) -> str:
-    """Products of split-merge grammars with more seeds or with a grammar of another method,
-    dev and test strict F1 per repetition (``product_members.py``); the best on dev in bold."""
+    """Products of split-merge grammars with more seeds or with grammars of other methods,
+    dev and test strict F1 per repetition (``product_members.py``); the best on dev in
+    bold."""
     data = records.read("product_members", figures)
     variants = data["variants"]
     best = max(variants, key=lambda v: variants[v]["dev_f1"]["mean"])
@@ -545,12 +558,10 @@ def product_members(figures: Path) -> str:
         row(*["---"] * 5),
     ]  # fmt: skip
     for name, v in variants.items():
-        member = name.removeprefix("sm6+")
-        label = PRODUCT_LABELS.get(name) or f"six split-merge grammars and {MEMBER_LABELS[member]}"
         dev = f"{f2(v['dev_f1']['mean'])} ± {f2(v['dev_f1']['sd'])}"
         rows.append(
             row(
-                label,
+                product_label(name),
                 ", ".join(f2(r["dev_f1"]) for r in v["runs"]),
                 f"**{dev}**" if name == best else dev,
                 ", ".join(f2(r["test_f1"]) for r in v["runs"]),

@@ -11,13 +11,14 @@ options (a product):
 
 - ``sm6``: the six split-merge grammars (what ``best.toml`` trains without members);
 - ``sm7``, ``sm8``: one or two more split-merge seeds (more members of the same method);
-- ``sm6+NAME``: the six and one model of config NAME; ``sm6+all``: the six and every member.
+- ``sm6+NAME``: the six and one model of config NAME; ``sm6+NAME1+NAME2...``: the six and
+  the first members of ``--members``, two or more, in their order.
 
 Dev chooses (mean over the repetitions); test is reported beside it. Models and parses stay
 in ``--out``, so a re-run resumes.
 
     python scripts/product_members.py --data data --out out/product_members --reps 0,8,16 \\
-        --members pivot_em16,em16
+        --members pivot_em16,em16,pivot16
 
 About 25 minutes of training per repetition on 2 cores, and a minute per parse.
 """
@@ -68,6 +69,14 @@ def trained(path: Path, *args: str) -> Path:
     return path
 
 
+def own_dev(config: str, data: Path, jobs: int) -> list[str]:
+    """``--dev`` and ``--jobs`` for a config that selects on dev (its dev set is this data's),
+    nothing for one that does not (``lpcfg train`` refuses an option without effect)."""
+    with open(CONFIGS / f"{config}.toml", "rb") as fh:
+        selects = "dev" in tomllib.load(fh).get("train", {})
+    return ["--dev", str(data / "dev.mrg"), "--jobs", str(jobs)] if selects else []
+
+
 def score(data: Path, out: Path, name: str, models: list[Path], jobs: int) -> dict:
     """Dev and test strict F1 of the product of ``models`` (parses kept in ``out``)."""
     figures = {}
@@ -89,7 +98,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path("data"))
     ap.add_argument("--out", type=Path, default=Path("out/product_members"))
     ap.add_argument("--reps", default="0,8,16", help="first split-merge seed of each repetition")
-    ap.add_argument("--members", default="pivot_em16,em16", help="configs of other methods")
+    ap.add_argument(
+        "--members", default="pivot_em16,em16,pivot16", help="configs of other methods, in order"
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path, default=records.FIGURES / "product_members.json")
     args = ap.parse_args()
@@ -120,18 +131,15 @@ def main() -> None:
                 str(CONFIGS / f"{name}.toml"),
                 "--seed",
                 str(first),
-                "--jobs",
-                str(args.jobs),
-                "--dev",
-                str(args.data / "dev.mrg"),
+                *own_dev(name, args.data, args.jobs),
                 train,
             )  # fmt: skip
             for name in others
         }
         chosen = {"sm6": sm[:6], "sm7": sm[:7], "sm8": sm[:8]}
         chosen.update({f"sm6+{name}": [*sm[:6], path] for name, path in member.items()})
-        if len(others) > 1:
-            chosen["sm6+all"] = [*sm[:6], *member.values()]
+        for k in range(2, len(others) + 1):  # the members added in their order
+            chosen["sm6+" + "+".join(others[:k])] = [*sm[:6], *(member[n] for n in others[:k])]
         for name, models in chosen.items():
             figures = score(args.data, args.out, f"{name}-r{first}", models, args.jobs)
             variants.setdefault(name, []).append({"rep": first, **figures})
