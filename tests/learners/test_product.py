@@ -11,6 +11,7 @@ from lpcfg_cli.grammar.compiled import build_grammar
 from lpcfg_cli.grammar.training_data import TrainingData
 from lpcfg_cli.learners.ensemble import Ensemble
 from lpcfg_cli.learners.registry import learner, product
+from lpcfg_cli.learners.registry import train as train_model
 from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.parsing.parser import parse
 from lpcfg_cli.treebank.ptb import format_tree
@@ -52,6 +53,14 @@ def test_a_product_of_two_methods_bundles_one_model_of_each(trees):
     assert (model.members[0].binary == alone.binary).all()
     parsed = list(parse(model, [words(t) for t in held[:5]]))
     assert [words(t) for t in parsed] == [words(t) for t in held[:5]]
+
+
+def test_train_takes_members_of_other_methods(trees):
+    train, _ = trees
+    member = learner("splitmerge", seed=5, **SM)
+    model = train_model(train, "em", members=[member], seed=1, **EM)
+    assert model.meta["ensemble"] == ["em", "splitmerge"]
+    assert model.meta["em"]["seed"] == 1 and model.members[0].meta["splitmerge"]["seed"] == 5
 
 
 def test_an_ensemble_among_the_parts_gives_its_members():
