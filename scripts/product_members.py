@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tomllib
 from pathlib import Path
 
 import records
 from bench_parse import f1
+from ptb_results import CONFIGS, train_options
 from records import lpcfg
 
-CONFIGS = records.ROOT / "configs"
 EXTRA = 2  # split-merge seeds beyond the six, for sm7 and sm8
 
 
@@ -52,9 +51,8 @@ def toml_value(value: object) -> str:
 def member_config(out: Path) -> Path:
     """best.toml's [train] table for one split-merge grammar: without its ensemble size and
     members, its dev file named absolutely (the copy lives elsewhere)."""
-    with open(CONFIGS / "best.toml", "rb") as fh:
-        train = tomllib.load(fh)["train"]
-    train = {k: v for k, v in train.items() if k not in ("ensemble", "member", "seed")}
+    drop = ("ensemble", "member", "seed")
+    train = {k: v for k, v in train_options("best").items() if k not in drop}
     if "dev" in train:
         train["dev"] = str((CONFIGS / train["dev"]).resolve())
     path = out / "best_member.toml"
@@ -72,8 +70,7 @@ def trained(path: Path, *args: str) -> Path:
 def own_dev(config: str, data: Path, jobs: int) -> list[str]:
     """``--dev`` and ``--jobs`` for a config that selects on dev (its dev set is this data's),
     nothing for one that does not (``lpcfg train`` refuses an option without effect)."""
-    with open(CONFIGS / f"{config}.toml", "rb") as fh:
-        selects = "dev" in tomllib.load(fh).get("train", {})
+    selects = "dev" in train_options(config)
     return ["--dev", str(data / "dev.mrg"), "--jobs", str(jobs)] if selects else []
 
 

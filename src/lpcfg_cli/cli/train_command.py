@@ -53,6 +53,7 @@ from lpcfg_cli.model.lpcfg import LPCFG
 from lpcfg_cli.model.protocol import Learner, Progress
 from lpcfg_cli.parsing.dev_f1 import read_dev_trees
 from lpcfg_cli.treebank.binarize import BinarizeOptions
+from lpcfg_cli.treebank.conventions import Conventions
 
 OWNERS = [(m.name, cls, m.defaults) for m in METHODS.values() for cls in m.option_classes()]
 # --horizontal, --vertical, --factor with each method's defaults (--factor: its help lists them).
@@ -198,8 +199,9 @@ def command(
             raise click.UsageError("--member learns from trees only: drop it with --input text")
         if init:
             raise click.UsageError("--member trains every member from the trees: drop --init")
-        run = (options, rare, conventions)
-        learner = product(learner, *(_member(ctx, path, run, dev) for path in members))
+        learner = product(
+            learner, *(_member(ctx, path, dev, options, rare, conventions) for path in members)
+        )
     learner.check(dev is not None)
     if text and start is not None and start.grammar.n_symbols != 1:
         raise LpcfgError(
@@ -237,10 +239,18 @@ def command(
     report(f"wrote {where} ({method}, {time.perf_counter() - t0:.1f} s)")
 
 
-def _member(ctx: click.Context, path: str, run: tuple[Any, ...], dev: str | None) -> Learner:
+def _member(
+    ctx: click.Context,
+    path: str,
+    dev: str | None,
+    options: BinarizeOptions,
+    rare: int,
+    conventions: Conventions,
+) -> Learner:
     """The learner config file ``path`` describes for ``--member`` (its ``[train]`` table's
     method and options, read as ``--config`` reads them, with this run's --seed), after
-    checking that it would train on this run's trees."""
+    checking that it would train on this run's trees (``options``, ``rare``,
+    ``conventions``)."""
     args = ["--config", path, *ctx.params["treebank"], "-o", ctx.params["output"]]
     config = ctx.meta.get(CONFIG)  # shared with the member's context, which sets its own
     try:
@@ -254,7 +264,7 @@ def _member(ctx: click.Context, path: str, run: tuple[Any, ...], dev: str | None
         if values["input_kind"] != "trees":
             raise LpcfgError("--member: members learn from trees, not --input text", source=path)
         method = values["method"]
-        conventions = conventions_from(values)
+        theirs_conventions = conventions_from(values)
         spec = METHODS[method]
         chosen = {k: values[k] for k in HYPER if k in values and spec.uses(k)}
         if spec.uses("seed"):
@@ -268,12 +278,12 @@ def _member(ctx: click.Context, path: str, run: tuple[Any, ...], dev: str | None
         binarized = _binarization(
             sub, method, None, values["horizontal"], values["vertical"], values["factor"]
         )
-        mine = {**run[0].to_dict(), "rare": run[1]}
+        mine = {**options.to_dict(), "rare": rare}
         theirs = {**binarized.to_dict(), "rare": values["rare"]}
         differ = [
             f"{flag_of(k)} {theirs[k]} (this run: {v})" for k, v in mine.items() if theirs[k] != v
         ]
-        if run[2] != conventions:
+        if theirs_conventions != conventions:
             differ.append("other treebank conventions (--conventions and its options)")
         if differ:
             raise LpcfgError(
