@@ -117,6 +117,20 @@ def test_cli_member_in_a_config_file_is_relative_to_it(files, tmp_path_factory):
     assert LPCFG.load(out).meta["ensemble"] == ["em", "em"]
 
 
+@pytest.mark.parametrize("own", ["", 'conventions = "none"\n'])
+def test_cli_member_reads_the_trees_with_the_runs_conventions(files, own):
+    """How the treebank reads belongs to the data: a member config silent on it takes the
+    run's --conventions, one that sets the same joins too."""
+    (files / "x.toml").write_text('[train]\nmethod = "em"\nstates = 2\niterations = 1\n' + own)
+    out = files / "p.npz"
+    res = invoke(
+        "train", "-q", "--method", "em", "--states", "2", "--iterations", "1",
+        "--conventions", "none", "--member", files / "x.toml", files / "train.mrg", "-o", out,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert LPCFG.load(out).meta["ensemble"] == ["em", "em"]
+
+
 @pytest.mark.parametrize(
     ("member", "said"),
     [

@@ -19,6 +19,7 @@ import click
 from lpcfg_cli.cli.configfile import config_option
 from lpcfg_cli.cli.options import (
     conventions_from,
+    conventions_given,
     conventions_options,
     conventions_unused,
     flag_of,
@@ -125,7 +126,8 @@ def _warn(err: LpcfgError) -> None:
     help="Also train the model that config file CONFIG's [train] table describes (its "
     "--method and options, e.g. configs/em16.toml) on the same trees, with this run's --dev "
     "and --seed, and bundle it with this run's model(s) into one product of grammars. "
-    "Repeatable. Its binarization, --rare and conventions must be this run's.",
+    "Repeatable. Its binarization and --rare must be this run's; it reads the trees with "
+    "this run's --conventions (a config that sets its own must agree).",
 )
 @conventions_options
 @skip_bad_option
@@ -249,8 +251,9 @@ def _member(
 ) -> Learner:
     """The learner config file ``path`` describes for ``--member`` (its ``[train]`` table's
     method and options, read as ``--config`` reads them, with this run's --seed), after
-    checking that it would train on this run's trees (``options``, ``rare``,
-    ``conventions``)."""
+    checking that it would train on this run's trees (``options``, ``rare``, and
+    ``conventions`` where its config sets them: otherwise it reads the trees as this run
+    does)."""
     args = ["--config", path, *ctx.params["treebank"], "-o", ctx.params["output"]]
     config = ctx.meta.get(CONFIG)  # shared with the member's context, which sets its own
     try:
@@ -283,7 +286,9 @@ def _member(
         differ = [
             f"{flag_of(k)} {theirs[k]} (this run: {v})" for k, v in mine.items() if theirs[k] != v
         ]
-        if theirs_conventions != conventions:
+        # How the treebank reads is the data's, not the method's: a member whose config is
+        # silent on it reads the trees as this run does; one that sets it must agree.
+        if conventions_given(sub) and theirs_conventions != conventions:
             differ.append("other treebank conventions (--conventions and its options)")
         if differ:
             raise LpcfgError(
