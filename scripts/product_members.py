@@ -12,15 +12,19 @@ options (a product):
 - ``sm6``: the six split-merge grammars (what ``best.toml`` trains without members);
 - ``sm7``, ``sm8``: one or two more split-merge seeds (more members of the same method);
 - ``sm6+NAME``: the six and one model of config NAME; ``sm6+NAME1+NAME2...``: the six and
-  the first members of ``--members``, two or more, in their order.
+  the first members of ``--members``, two or more, in their order;
+- with ``--unaries``, ``smu6`` and ``smu6+...``: six split-merge grammars trained as above
+  but with latent unary rules (``--unaries``, split-merge's own default, which
+  ``best.toml``'s members turn off), alone and with ``best.toml``'s members.
 
 Dev chooses (mean over the repetitions); test is reported beside it. Models and parses stay
 in ``--out``, so a re-run resumes.
 
     python scripts/product_members.py --data data --out out/product_members --reps 0,8,16 \\
-        --members pivot_em16,em16,pivot16
+        --members pivot_em16,em16,pivot16 --unaries
 
-About 25 minutes of training per repetition on 2 cores, and a minute per parse.
+About 25 minutes of training per repetition on 2 cores (as much again with ``--unaries``),
+and a minute per parse.
 """
 
 from __future__ import annotations
@@ -98,6 +102,9 @@ def main() -> None:
     ap.add_argument(
         "--members", default="pivot_em16,em16,pivot16", help="configs of other methods, in order"
     )
+    ap.add_argument(
+        "--unaries", action="store_true", help="also six split-merge grammars with unary rules"
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path, default=records.FIGURES / "product_members.json")
     args = ap.parse_args()
@@ -105,6 +112,9 @@ def main() -> None:
     sm_config = member_config(args.out)
     train = str(args.data / "train.mrg")
     others = args.members.split(",")
+    kept = [Path(m).stem for m in train_options("best").get("member", [])]  # best.toml's
+    if args.unaries and not set(kept) <= set(others):
+        ap.error(f"--unaries bundles best.toml's members: --members must name {kept}")
     reps = [int(r) for r in args.reps.split(",")]
     variants: dict[str, list[dict]] = {}
     for first in reps:
@@ -137,6 +147,14 @@ def main() -> None:
         chosen.update({f"sm6+{name}": [*sm[:6], path] for name, path in member.items()})
         for k in range(2, len(others) + 1):  # the members added in their order
             chosen["sm6+" + "+".join(others[:k])] = [*sm[:6], *(member[n] for n in others[:k])]
+        if args.unaries:
+            unary = ["--config", str(sm_config), "--unaries", "--jobs", str(args.jobs)]
+            smu = [
+                trained(args.out / f"smu-s{k}.npz", *unary, "--seed", str(k), train)
+                for k in range(first, first + 6)
+            ]
+            chosen["smu6"] = smu
+            chosen["smu6+" + "+".join(kept)] = [*smu, *(member[n] for n in kept)]
         for name, models in chosen.items():
             figures = score(args.data, args.out, f"{name}-r{first}", models, args.jobs)
             variants.setdefault(name, []).append({"rep": first, **figures})

@@ -143,3 +143,16 @@ def test_the_wcfg_kl_tables_are_the_figures_they_are_drawn_beside():
             assert cells == [f"{y:.1e}" for y in series["y"]], (name, series["label"])
             checked += 1
     assert checked == 6
+
+
+def test_product_members_table_marks_the_product_best_toml_trains(doc_tables):
+    """The bold row is the variant configs/best.toml ships (its members, with or without
+    unary rules as it says), named in words; not whichever dev mean is highest."""
+    shipped = doc_tables.shipped_product()
+    assert shipped.startswith(("sm6+", "smu6+")) and shipped.endswith("+pivot_em16+em16")
+    assert doc_tables.product_label("smu6+em16") == (
+        "six split-merge grammars with unary rules and an EM grammar (`configs/em16.toml`)"
+    )
+    table = doc_tables.TABLES["product-members"](ROOT / "docs" / "figures")
+    bold = [line for line in table.splitlines() if "**" in line]
+    assert len(bold) == 1 and bold[0].startswith(f"| {doc_tables.product_label(shipped)} |")
