@@ -23,7 +23,7 @@ in ``--out``, so a re-run resumes.
     python scripts/product_members.py --data data --out out/product_members --reps 0,8,16 \\
         --members pivot_em16,em16,pivot16 --unaries
 
-About 25 minutes of training per repetition on 2 cores (as much again with ``--unaries``),
+About 25 minutes of training per repetition on 2 cores (about 20 more with ``--unaries``),
 and a minute per parse.
 """
 
