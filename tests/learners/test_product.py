@@ -137,6 +137,8 @@ def test_cli_member_reads_the_trees_with_the_runs_conventions(files, own):
         ('method = "em"\nrare = 3\n', "--rare 3 (this run: 1)"),
         ('method = "pcfg"\n', "--factor right (this run: left)"),
         ('method = "em"\nconventions = "none"\n', "other treebank conventions"),
+        ('method = "em"\nencoding = "latin-1"\n', "--encoding latin-1 (this run: utf-8)"),
+        ('method = "em"\nskip-bad = true\n', "--skip-bad (this run: off)"),
         ('method = "em"\nmember = ["x.toml"]\n', "a member cannot name members of its own"),
         ('method = "em"\nstatez = 2\n', "unknown option 'statez' in [train]"),
         ('method = "pcfg"\nfactor = "left"\nensemble = 2\n', "--ensemble needs a method"),

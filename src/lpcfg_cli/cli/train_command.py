@@ -127,7 +127,8 @@ def _warn(err: LpcfgError) -> None:
     "--method and options, e.g. configs/em16.toml) on the same trees, with this run's --dev "
     "and --seed, and bundle it with this run's model(s) into one product of grammars. "
     "Repeatable. Its binarization and --rare must be this run's; it reads the trees with "
-    "this run's --conventions (a config that sets its own must agree).",
+    "this run's --conventions, --encoding and --skip-bad (a config that sets its own must "
+    "agree).",
 )
 @conventions_options
 @skip_bad_option
@@ -251,9 +252,9 @@ def _member(
 ) -> Learner:
     """The learner config file ``path`` describes for ``--member`` (its ``[train]`` table's
     method and options, read as ``--config`` reads them, with this run's --seed), after
-    checking that it would train on this run's trees (``options``, ``rare``, and
-    ``conventions`` where its config sets them: otherwise it reads the trees as this run
-    does)."""
+    checking that it would train on this run's trees (``options``, ``rare``, and the
+    conventions, encoding and ``--skip-bad`` where its config sets them: otherwise it reads
+    the trees as this run does)."""
     args = ["--config", path, *ctx.params["treebank"], "-o", ctx.params["output"]]
     config = ctx.meta.get(CONFIG)  # shared with the member's context, which sets its own
     try:
@@ -290,6 +291,11 @@ def _member(
         # silent on it reads the trees as this run does; one that sets it must agree.
         if conventions_given(sub) and theirs_conventions != conventions:
             differ.append("other treebank conventions (--conventions and its options)")
+        for name in ("encoding", "skip_bad"):
+            if given(sub, name) is not None and values[name] != ctx.params[name]:
+                run = ctx.params[name]
+                run = ("on" if run else "off") if isinstance(run, bool) else run
+                differ.append(f"{_render_flag(name, values[name])} (this run: {run})")
         if differ:
             raise LpcfgError(
                 f"--member: the members of a product are trained on the same trees, but it "
@@ -387,6 +393,14 @@ def _check_text(ctx: click.Context, method: str, learner: Learner) -> None:
         )
     for name, why in TEXT_UNUSED.items():
         unused(ctx, name, f"with --input text ({why})")
+
+
+def _render_flag(name: str, value: object) -> str:
+    """``--encoding latin-1``, ``--skip-bad`` or ``no --skip-bad``: option ``name`` with
+    ``value``, as an error message names it."""
+    if isinstance(value, bool):
+        return flag_of(name) if value else f"no {flag_of(name)}"
+    return f"{flag_of(name)} {value}"
 
 
 def _check_unused(
