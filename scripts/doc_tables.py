@@ -23,7 +23,6 @@ import difflib
 import re
 import statistics
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -589,7 +588,8 @@ def product_members(figures: Path) -> str:
         f"{variants[best]['test_f1']['mean'] - variants['sm6']['test_f1']['mean']:+.2f} test F1 "
         f"on average; one or two more split-merge seeds move dev by {more:.2f} at most."
     )
-    other = ("smu6" if best.startswith("sm6") else "sm6") + best[3:]  # unary rules or not
+    six, _, members = best.partition("+")
+    other = "+".join([{"sm6": "smu6", "smu6": "sm6"}[six], members])  # unary rules or not
     if other in variants:
         diffs = [
             a["dev_f1"] - b["dev_f1"]
@@ -607,8 +607,9 @@ def product_members(figures: Path) -> str:
 def shipped_product() -> str:
     """The ``product_members.py`` variant ``configs/best.toml`` trains: its six split-merge
     grammars (``smu6`` with unary rules, else ``sm6``) and its members, in order."""
-    with open(ROOT / "configs" / "best.toml", "rb") as fh:
-        train = tomllib.load(fh)["train"]
+    from ptb_results import train_options
+
+    train = train_options("best")
     six = "smu6" if train.get("unaries", True) else "sm6"
     return "+".join([six, *(Path(m).stem for m in train.get("member", []))])
 
