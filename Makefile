@@ -19,6 +19,9 @@ JOBS   ?= 2
 
 FIGURES ?= docs/figures
 BERKELEY ?=
+# The Berkeley trainer's seeds (berkeley_seeds.py); 2, its default, is the run its folder's
+# grammars come from, whose cycle dev picks is the anchor the speed figures are timed against.
+BERKELEY_SEEDS ?= 0,1,2,3
 
 .PHONY: test test-slow data demo bench consistency clean brown standin figures
 
@@ -90,7 +93,10 @@ figures: data brown standin
 ifneq ($(BERKELEY),)
 	$(PYTHON) scripts/ptb_results.py --data $(DATA) --out out/ptb --jobs $(JOBS) \
 	  --berkeley $(BERKELEY)
+	$(PYTHON) scripts/berkeley_seeds.py --berkeley $(BERKELEY) --seeds $(BERKELEY_SEEDS) \
+	  --jobs $(JOBS)
 	$(PYTHON) scripts/bench_parse.py --data $(DATA) --berkeley $(BERKELEY) --repeat 2 \
+	  --berkeley-grammar out/berkeley_seeds/dev-choice.gr \
 	  --copies 4 --large --by-length --plot $(FIGURES)/speed_by_length \
 	  --json $(FIGURES)/speed.json --models $(PTB_MODELS)
 	$(PYTHON) scripts/parse_settings.py --data $(DATA) --models out/ptb/models \

@@ -5,9 +5,11 @@ Measures, for the chart-engine issue's acceptance figures:
 
 1. each model given with --models: whole `lpcfg parse` commands (start-up and model loading
    included, one process and --jobs 2), sentences/s, strict and EVALB F1, peak memory;
-   with --berkeley, the Berkeley parser's grammar its dev score selects (4 cycles on the
-   standard split, ``BERKELEY_GRAMMAR``; dev 86.01 against 85.40 after its default 6) timed
-   in the same run (its parse.sh) and the ratio;
+   with --berkeley, the Berkeley parser (its parse.sh) timed in the same run, and the ratio:
+   with --berkeley-grammar the grammar its dev score selects among the cycles of a trainer
+   run (``scripts/berkeley_seeds.py`` keeps every cycle's grammar; on the standard split,
+   cycle 5 of ``-randSeed 2``, the run the folder's grammars come from), otherwise the
+   folder's 4-cycle grammar (``BERKELEY_GRAMMAR``);
 2. --jobs 2 against --jobs 1, timed in alternation (one run of each per round, so a drift in
    this shared machine's speed hits both alike) with the start-up, a command on the first
    test sentence alone (with the model's arrangement cached, as after its first parse, and
@@ -233,17 +235,20 @@ def f1(gold: Path, test: Path) -> tuple[float, float]:
     return fig["fmeasure"], fig["strict_fmeasure"]
 
 
-# The Berkeley parser's grammar the benchmarks compare with: the cycle its dev score picks
-# on the standard split, as every lpcfg model is chosen (issue 51).
+# The Berkeley parser's grammar in its folder that a benchmark times unless given another:
+# the 4-cycle grammar of its default run, the best of that run's cycles on test. The grammar
+# dev picks among the run's cycles (the fifth) is not in the folder: --berkeley-grammar.
 BERKELEY_GRAMMAR = "train0001-0149-sm4.gr"
-BERKELEY_LABEL = "Berkeley parser (4 cycles, dev-selected)"
 
 
-def berkeley_command(folder: Path, words_file: Path, out: Path, max_length: int = 0) -> list[str]:
-    """The Berkeley parser with ``BERKELEY_GRAMMAR`` on ``words_file``: its ``parse.sh``,
-    or, to parse sentences over its default limit of 200 words (beyond which it writes an
-    empty ``(())`` without parsing), its jar with ``-maxLength``."""
-    grammar = folder / BERKELEY_GRAMMAR
+def berkeley_command(
+    folder: Path, words_file: Path, out: Path, max_length: int = 0, grammar: Path | None = None
+) -> list[str]:
+    """The Berkeley parser with ``grammar`` (default: the folder's ``BERKELEY_GRAMMAR``) on
+    ``words_file``: its ``parse.sh``, or, to parse sentences over its default limit of 200
+    words (beyond which it writes an empty ``(())`` without parsing), its jar with
+    ``-maxLength``."""
+    grammar = grammar or folder / BERKELEY_GRAMMAR
     if not max_length:
         return ["bash", str(folder / "parse.sh"), str(words_file), str(out), str(grammar)]
     jar = min(folder.glob("*.jar"))
@@ -251,10 +256,10 @@ def berkeley_command(folder: Path, words_file: Path, out: Path, max_length: int 
             str(max_length), "-inputFile", str(words_file), "-outputFile", str(out)]  # fmt: skip
 
 
-def berkeley(folder: Path, words_file: Path, out: Path) -> float:
-    """Median seconds the Berkeley parser's parse.sh takes (JVM start-up and grammar
-    included) over ``REPEAT`` runs."""
-    return timed(berkeley_command(folder, words_file, out))[0]
+def berkeley(folder: Path, grammar: Path, words_file: Path, out: Path) -> float:
+    """Median seconds the Berkeley parser's parse.sh takes with ``grammar`` (JVM start-up
+    and grammar included) over ``REPEAT`` runs."""
+    return timed(berkeley_command(folder, words_file, out, grammar=grammar))[0]
 
 
 def unparsed(out: Path) -> int:
@@ -273,7 +278,12 @@ RESOLUTION = 0.1
 
 
 def by_length(
-    model: str, folder: Path | None, sentences: list[list[str]], tmp: Path, size: int
+    model: str,
+    folder: Path | None,
+    sentences: list[list[str]],
+    tmp: Path,
+    size: int,
+    grammar: Path | None = None,
 ) -> dict:
     """Seconds per sentence and sentences/s per length bucket, start-up subtracted, for
     ``model`` (``--jobs 1``) and, with ``folder``, the Berkeley parser: every command of a
@@ -281,7 +291,7 @@ def by_length(
     so that a drift of the machine's speed hits all alike."""
     parsers = {"lpcfg": lambda text, out: parse_command(model, text, out, 1)}
     if folder is not None:
-        parsers["berkeley"] = lambda text, out: berkeley_command(folder, text, out)
+        parsers["berkeley"] = lambda text, out: berkeley_command(folder, text, out, 0, grammar)
     files, rows = [tmp / "start.txt"], []
     files[0].write_text("Yes\n")
     for low, high in BUCKETS:
@@ -304,6 +314,8 @@ def by_length(
     ]
     times = iter(t for t, _ in timed_alternating(commands))
     out: dict = {"rows": rows, "resolution": RESOLUTION}
+    if folder is not None:
+        out["berkeley_grammar"] = (grammar or folder / BERKELEY_GRAMMAR).name
     for name in parsers:
         start = next(times)
         out[f"{name}_startup"] = start
@@ -323,7 +335,10 @@ def plot_by_length(path: str, table: dict, model: str) -> Path:
 
     x = [r["mean_words"] for r in table["rows"]]
     names = [n for n in ("lpcfg", "berkeley") if f"{n}_startup" in table]
-    label = {"lpcfg": f"lpcfg ({Path(model).name}, --jobs 1)", "berkeley": BERKELEY_LABEL}
+    label = {
+        "lpcfg": f"lpcfg ({Path(model).name}, --jobs 1)",
+        "berkeley": f"Berkeley parser ({table.get('berkeley_grammar', BERKELEY_GRAMMAR)})",
+    }
     rate = Panel("sentences/s (start-up subtracted)", "mean words per sentence in the bucket",
                  "sentences/s", logy=True)  # fmt: skip
     cost = Panel("seconds per sentence", "mean words per sentence in the bucket",
@@ -358,6 +373,11 @@ def main() -> int:
     ap.add_argument("--data", default="data", help="folder written by `make data`")
     ap.add_argument("--models", default="", help="comma-separated model files to time")
     ap.add_argument("--berkeley", default=None, help="folder with parse.sh and its grammars")
+    ap.add_argument(
+        "--berkeley-grammar",
+        default=None,
+        help=f"with --berkeley: the grammar to time (default: the folder's {BERKELEY_GRAMMAR})",
+    )
     ap.add_argument("--large", action="store_true", help="also time a >1,000-symbol PCFG")
     ap.add_argument(
         "--copies",
@@ -398,16 +418,22 @@ def main() -> int:
         f"numpy float32 matmul: {out['gemm32_1thread']:.1f} GFLOP/s on one thread, "
         f"{out['gemm32_all']:.1f} on {os.cpu_count()} cores"
     )
-    if args.berkeley:
-        seconds = berkeley(Path(args.berkeley), test_txt, tmp / "berkeley.out")
+    folder = Path(args.berkeley) if args.berkeley else None
+    # a link (berkeley_seeds.py's dev-choice.gr) is recorded by the name of what it links to
+    grammar = Path(args.berkeley_grammar).resolve() if args.berkeley_grammar else None
+    if folder is not None:
+        grammar = grammar or folder / BERKELEY_GRAMMAR
+        seconds = berkeley(folder, grammar, test_txt, tmp / "berkeley.out")
         out["berkeley"] = {
+            "grammar": grammar.name,
+            "grammar_bytes": grammar.stat().st_size,
             "seconds": seconds,
             "rate": n / seconds,
             "f1": f1(test_mrg, tmp / "berkeley.out"),
             "unparsed": unparsed(tmp / "berkeley.out"),
         }
         print(
-            f"berkeley (4 cycles): {n} sentences in {seconds:.2f} s = {n / seconds:.1f} "
+            f"berkeley ({grammar.name}): {n} sentences in {seconds:.2f} s = {n / seconds:.1f} "
             f"sentences/s, strict F1 {out['berkeley']['f1'][1]:.2f}"
         )
     models = [m for m in args.models.split(",") if m]
@@ -485,7 +511,7 @@ def main() -> int:
         long_out = tmp / "long.berkeley"
         (b, _), (ours, _) = timed_alternating(
             [
-                [berkeley_command(Path(args.berkeley), long_txt, long_out, len(longest) + 1)],
+                [berkeley_command(folder, long_txt, long_out, len(longest) + 1, grammar)],
                 [parse_command(models[0], long_txt, tmp / "long.out")],
             ]
         )
@@ -497,8 +523,7 @@ def main() -> int:
             f"{ours:.2f} s = {ours / b:.2f}x"
         )
     if args.by_length and models:
-        folder = Path(args.berkeley) if args.berkeley else None
-        table = by_length(models[0], folder, sentences, tmp, args.bucket_size)
+        table = by_length(models[0], folder, sentences, tmp, args.bucket_size, grammar)
         out["by_length"] = table
         for row in table["rows"]:
             ours, theirs = row["lpcfg_rate"], row.get("berkeley_rate")

@@ -2,14 +2,19 @@
 """The Berkeley parser's own seed spread on the standard split, chosen on dev as lpcfg's
 models are: its GrammarTrainer with ``-randSeed S`` for each seed (6 split-merge cycles,
 defaults otherwise, on ``train.mrg`` as lpcfg normalises it, ROOT-wrapped), each cycle's
-grammar parsing ``dev.txt``, the cycle with the best dev strict F1 parsing ``test.txt``.
+grammar parsing ``dev.txt``, the cycle with the best dev strict F1 kept (every cycle's test F1
+recorded beside, never used to choose).
 
-The anchor grammars in the parser's folder were trained once, with its default seed; this
-says how far another seed of the same trainer moves, so that one lpcfg model's mean over
-seeds can be set beside the Berkeley parser's mean over seeds. Each seed's figures are kept
-in ``OUT/seedS.json`` as it ends (a rerun resumes); the record goes to --json.
+The grammars in the parser's folder were trained once, with the trainer's default seed
+(``-randSeed 2``; its source: "Two works well for English"): each run records which of its
+cycles are byte for byte a grammar of the folder (``same_as``), so the run of seed 2 says
+which cycle dev picks for the folder's own run (the fifth; the folder holds the fourth and
+the sixth). The other seeds say how far another seed of the same trainer moves, so that one
+lpcfg model's mean over seeds can be set beside the Berkeley parser's mean over seeds. Each
+seed's figures are kept in ``OUT/seedS.json`` as it ends (a rerun resumes); the record goes
+to --json, and ``OUT/dev-choice.gr`` links to the grammar dev picks in the folder's run.
 
-    python scripts/berkeley_seeds.py --berkeley DIR --seeds 0,1,2 [--jobs 2]
+    python scripts/berkeley_seeds.py --berkeley DIR --seeds 0,1,2,3 [--jobs 2]
 """
 
 from __future__ import annotations
@@ -25,6 +30,56 @@ import records
 from bench_parse import f1
 from crossval import parse_berkeley, root_wrapped, train_berkeley
 
+# In OUT, a link to the grammar dev picks among the cycles of the run the parser's folder
+# grammars come from: what ``bench_parse.py --berkeley-grammar`` times as the anchor.
+DEV_CHOICE = "dev-choice.gr"
+
+
+def by_cycle(jar: Path, data: Path, grammar: Path, cycles: int, out: Path, part: str) -> dict:
+    """Strict and EVALB F1 of each cycle's grammar of the run ``grammar`` on ``part``
+    (``dev`` or ``test``), its parses in ``OUT-cycleN.PART``: cycle -> (EVALB, strict)."""
+    scores = {}
+    for cycle in range(1, cycles + 1):
+        parsed = Path(f"{out}-cycle{cycle}.{part}")
+        parse_berkeley(jar, Path(f"{grammar}_{cycle}_smoothing.gr"), data / f"{part}.txt", parsed)
+        scores[cycle] = f1(data / f"{part}.mrg", parsed)
+    return scores
+
+
+def chosen_on_dev(jar: Path, data: Path, grammar: Path, cycles: int, out: Path) -> dict:
+    """The cycle of a GrammarTrainer run (its grammars ``GRAMMAR_N_smoothing.gr``) whose
+    grammar parses ``dev.txt`` best, as lpcfg's split-merge keeps its best cycle on dev
+    (a tie keeps the earlier cycle), and its test F1; every cycle's test F1 is recorded too
+    (``test_f1_by_cycle``: what the choice on dev gives up or gains against the cycle best
+    on test), never used to choose."""
+    dev = {c: strict for c, (_, strict) in by_cycle(jar, data, grammar, cycles, out, "dev").items()}
+    test = by_cycle(jar, data, grammar, cycles, out, "test")
+    chosen = max(dev, key=lambda c: (dev[c], -c))
+    chosen_grammar = Path(f"{grammar}_{chosen}_smoothing.gr")
+    return {
+        "dev_f1_by_cycle": {str(c): v for c, v in dev.items()},
+        "test_f1_by_cycle": {str(c): strict for c, (_, strict) in test.items()},
+        "cycle": chosen,
+        "dev_f1": dev[chosen],
+        "test_f1": test[chosen][1],
+        "test_evalb_f1": test[chosen][0],
+        "grammar": chosen_grammar.name,
+        "grammar_bytes": chosen_grammar.stat().st_size,
+    }
+
+
+def shipped_cycles(folder: Path, grammar: Path, cycles: int) -> dict[str, int]:
+    """The grammars in the parser's ``folder`` (``*.gr``) that are, byte for byte, a cycle's
+    grammar of the run ``grammar``: file name -> cycle. The folder's grammars were trained
+    with the trainer's defaults; this says which seed's run they are."""
+    shipped = {g.name: g.read_bytes() for g in sorted(folder.glob("*.gr"))}
+    return {
+        name: cycle
+        for cycle in range(1, cycles + 1)
+        for name, content in shipped.items()
+        if Path(f"{grammar}_{cycle}_smoothing.gr").read_bytes() == content
+    }
+
 
 def one_seed(jar: Path, data: Path, out: Path, seed: int, cycles: int) -> dict:
     """Train seed ``seed``, parse dev with every cycle's grammar, test with dev's choice."""
@@ -34,24 +89,12 @@ def one_seed(jar: Path, data: Path, out: Path, seed: int, cycles: int) -> dict:
     rooted = out / "train.root.mrg"  # written once by main
     grammar = out / f"seed{seed}.gr"
     cmd, seconds = train_berkeley(jar, rooted, grammar, cycles, seed)
-    dev: dict[int, float] = {}
-    for cycle in range(1, cycles + 1):
-        parsed = out / f"seed{seed}-cycle{cycle}.dev"
-        parse_berkeley(jar, Path(f"{grammar}_{cycle}_smoothing.gr"), data / "dev.txt", parsed)
-        dev[cycle] = f1(data / "dev.mrg", parsed)[1]
-    chosen = max(dev, key=lambda c: (dev[c], -c))  # a tie keeps the earlier cycle
-    parsed = out / f"seed{seed}-cycle{chosen}.test"
-    parse_berkeley(jar, Path(f"{grammar}_{chosen}_smoothing.gr"), data / "test.txt", parsed)
-    evalb, strict = f1(data / "test.mrg", parsed)
     record = {
         "seed": seed,
         "train": shlex.join(cmd).replace(str(jar.parent), "BERKELEY").replace(str(out), "OUT"),
         "train_seconds": round(seconds, 1),
-        "dev_f1_by_cycle": {str(c): v for c, v in dev.items()},
-        "cycle": chosen,
-        "dev_f1": dev[chosen],
-        "test_f1": strict,
-        "test_evalb_f1": evalb,
+        **chosen_on_dev(jar, data, grammar, cycles, out / f"seed{seed}"),
+        "same_as": shipped_cycles(jar.parent, grammar, cycles),
     }
     records.write(done, record)
     return record
@@ -77,6 +120,10 @@ def main() -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         runs = list(pool.map(lambda s: one_seed(jar, args.data, args.out, s, args.cycles), seeds))
     for r in runs:
+        if r.get("same_as"):  # the folder's run: its dev choice is the anchor bench_parse times
+            link = args.out / DEV_CHOICE
+            link.unlink(missing_ok=True)
+            link.symlink_to(f"seed{r['seed']}.gr_{r['cycle']}_smoothing.gr")
         print(
             f"berkeley seed {r['seed']}: cycle {r['cycle']}, dev {r['dev_f1']:.2f}, "
             f"test {r['test_f1']:.2f}, trained in {r['train_seconds']:.0f} s"

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import itertools
+import random
 import re
 import statistics
 import sys
@@ -135,9 +137,42 @@ PTB_ROWS = {
     "best": "six split-merge, a pivot+EM and an EM grammar as a product (`configs/best.toml`)",
 }
 BERKELEY_ROWS = {
-    "4 cycles": "the Berkeley parser, 4 split-merge cycles (dev's choice)",
+    "4 cycles": "the Berkeley parser, 4 cycles (its folder's grammar: the run's best on test)",
     "6 cycles": "the Berkeley parser, 6 cycles (its default)",
 }
+# The folder's grammar bench_parse.py and error_kinds.py time and parse unless given another.
+FOLDER_GRAMMAR = "train0001-0149-sm4.gr"
+
+
+def berkeley_anchor(figures: Path) -> dict:
+    """The Berkeley parser chosen on dev as lpcfg's models are: of the cycles of the trainer
+    run its folder's grammars come from (the run of ``berkeley_seeds.json`` whose
+    ``same_as`` names them: ``-randSeed 2``, the trainer's default), the one dev picks, with
+    ``label`` and ``grammar`` (that cycle's file name) added."""
+    runs = [r for r in records.read("berkeley_seeds", figures)["runs"] if r.get("same_as")]
+    if len(runs) != 1:
+        raise SystemExit(
+            "doc_tables: berkeley_seeds.json needs the one run the Berkeley parser's folder "
+            "grammars come from (same_as): python scripts/berkeley_seeds.py --seeds 2"
+        )
+    run = runs[0]
+    return {
+        **run,
+        "label": f"the Berkeley parser, dev's choice of its {len(run['dev_f1_by_cycle'])} "
+        f"cycles (cycle {run['cycle']})",
+        "grammar": run.get("grammar", f"seed{run['seed']}.gr_{run['cycle']}_smoothing.gr"),
+    }
+
+
+def speed_label(speed: dict, figures: Path) -> str:
+    """The row label of the Berkeley grammar ``speed`` (``bench_parse.py``) timed."""
+    anchor = berkeley_anchor(figures)
+    timed = speed["berkeley"].get("grammar", FOLDER_GRAMMAR)
+    if timed == anchor["grammar"]:
+        return anchor["label"]
+    if timed == FOLDER_GRAMMAR:
+        return BERKELEY_ROWS["4 cycles"]
+    return f"the Berkeley parser, `{timed}`"
 
 
 def speed_row(speed: dict, config: str) -> dict | None:
@@ -179,18 +214,19 @@ def ptb_readme(figures: Path) -> str:
             f"{span(cell['train_seconds'], minutes)} | {rate} | {ratio} | "
             f"{megabytes(cell['model_bytes'])} |"
         )
+    anchor = berkeley_anchor(figures)
+    timed = speed["berkeley"].get("grammar", FOLDER_GRAMMAR) if "berkeley" in speed else None
+    berkeley = [(f"**{anchor['label']}**", anchor, anchor["grammar_bytes"], anchor["grammar"])]
     for key, label in BERKELEY_ROWS.items():
         b = ptb.get("berkeley", {}).get(key)
-        if b is None:
-            continue
-        chosen = key == "4 cycles"
-        rate = f"{speed['berkeley']['rate']:.1f}" if chosen and "berkeley" in speed else ""
-        name, test = label, f2(b["test_f1"])
-        if chosen:
-            name, test = f"**{name}**", f"**{test}**"
+        if b is not None:
+            berkeley.append((label, b, b["model_bytes"], b["grammar"]))
+    for name, b, size, grammar in berkeley:
+        test = f"**{f2(b['test_f1'])}**" if b is anchor else f2(b["test_f1"])
+        rate = f"{speed['berkeley']['rate']:.1f}" if grammar == timed else ""
         lines.append(
             f"| {name} | {f2(b['dev_f1'])} | {test} | | {rate} | {'1x' if rate else ''} | "
-            f"{megabytes(b['model_bytes'])} |"
+            f"{megabytes(size)} |"
         )
     return "\n".join(lines)
 
@@ -201,10 +237,11 @@ def above(x: float) -> str:
 
 @table("ptb-summary")
 def ptb_summary(figures: Path) -> str:
-    """One split-merge grammar and the product against the Berkeley parser's choice."""
+    """One split-merge grammar and the product against the Berkeley parser's choice on dev,
+    and against its folder's 4-cycle grammar."""
     ptb = records.read("ptb", figures)
     sm, best = ptb["configs"]["splitmerge"], ptb["configs"]["best"]
-    b = ptb["berkeley"]["4 cycles"]
+    b, four = berkeley_anchor(figures), ptb["berkeley"]["4 cycles"]
     text = (
         f"One lpcfg split-merge grammar (mean of seeds {sm['seeds'][0]}-{sm['seeds'][-1]}) is "
         f"{above(sm['dev_f1']['mean'] - b['dev_f1'])} the Berkeley parser's dev-selected "
@@ -212,12 +249,19 @@ def ptb_summary(figures: Path) -> str:
         f"seeds score {f2(sm['test_f1']['min'])}-{f2(sm['test_f1']['max'])} there); the "
         f"product of `configs/best.toml` is {above(best['test_f1']['mean'] - b['test_f1'])} it."
     )
-    if f2(b["test_evalb_f1"]) != f2(b["test_f1"]):
-        text += (
-            f" EVALB itself gives the Berkeley grammar {f2(b['test_evalb_f1'])}: it skips a "
-            "sentence whose lengths no longer match (the parser re-tags a quote as "
-            "punctuation), which strict F1 counts wrong."
-        )
+    cycle = b["same_as"]["train0001-0149-sm4.gr"]
+    by_test = b.get("test_f1_by_cycle", {})
+    best_on_test = by_test and max(by_test, key=by_test.get) == str(cycle)
+    text += (
+        f" The 4-cycle grammar of the Berkeley parser's folder is cycle {cycle} of the same "
+        f"run, which dev ranks below cycle {b['cycle']} ({f2(four['dev_f1'])} against "
+        f"{f2(b['dev_f1'])})"
+        + (" and which scores best of the run's cycles on test" if best_on_test else "")
+        + f" ({f2(four['test_f1'])}; EVALB {f2(four['test_evalb_f1'])}, as EVALB skips a "
+        f"sentence whose lengths no longer match where strict F1 counts it wrong): one "
+        f"split-merge grammar is {above(sm['test_f1']['mean'] - four['test_f1'])} it, the "
+        f"product {above(best['test_f1']['mean'] - four['test_f1'])} it."
+    )
     return text
 
 
@@ -241,8 +285,10 @@ def ptb_models(figures: Path) -> str:
             f"{mean_sd(cell['test_f1'])} | {by_seed} | {mean_sd(cell['test_evalb_f1'])} | "
             f"{span(cell['train_seconds'], minutes)} |"
         )
-    for key, label in BERKELEY_ROWS.items():
-        b = ptb.get("berkeley", {}).get(key)
+    anchor = berkeley_anchor(figures)
+    berkeley = [(anchor["label"], anchor)]
+    berkeley += [(label, ptb.get("berkeley", {}).get(key)) for key, label in BERKELEY_ROWS.items()]
+    for label, b in berkeley:
         if b is not None:
             lines.append(
                 f"| {label} | | {f2(b['dev_f1'])} | {f2(b['test_f1'])} | | "
@@ -325,7 +371,7 @@ def speed_models(figures: Path) -> str:
         "`--jobs 2` vs `--jobs 1` (at most, start-up serial) | start-up (arranging the model "
         "anew) | peak memory | strict F1 |",
         "|---|---|---|---|---|---|---|",
-        f"| {BERKELEY_ROWS['4 cycles']} | {b['rate']:.1f} | 1x | | | | {f2(b['f1'][1])} |",
+        f"| {speed_label(speed, figures)} | {b['rate']:.1f} | 1x | | | | {f2(b['f1'][1])} |",
     ]
     for path, row in speed["models"].items():
         lines.append(
@@ -380,7 +426,7 @@ def speed_large(figures: Path) -> str:
     return "\n".join([
         "| parser | sentences/s, one process | vs Berkeley | peak memory | strict F1 |",
         "|---|---|---|---|---|",
-        f"| {BERKELEY_ROWS['4 cycles']} | {b['rate']:.1f} | 1x | | {f2(b['f1'][1])} |",
+        f"| {speed_label(speed, figures)} | {b['rate']:.1f} | 1x | | {f2(b['f1'][1])} |",
         f"| lpcfg treebank PCFG of `--vertical 2 --horizontal 2` ({large['symbols']:,} symbols, "
         f"{large['binary_rules']:,} binary rules) | {large['rate']:.1f} | "
         f"{large['rate'] / b['rate']:.2f}x | {large['max_rss_mb']:.0f} MB | "
@@ -487,34 +533,85 @@ def row(*cells: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def best_of_dev(dev: list[float], test: list[float], k: int) -> float:
+    """The mean test F1 of the seed dev F1 picks among ``k`` of them, over every ``k`` of
+    the seeds (a tie on dev keeps the earlier seed): what choosing among ``k`` random
+    restarts on dev gives, against ``statistics.fmean(test)`` for one."""
+    picks = [
+        test[max(group, key=lambda i: (dev[i], -i))]
+        for group in itertools.combinations(range(len(dev)), k)
+    ]
+    return statistics.fmean(picks)
+
+
+def resampled(values: list[float], rng: random.Random) -> list[float]:
+    """``values`` drawn again with replacement, as many."""
+    return [rng.choice(values) for _ in values]
+
+
+def interval(draws: list[float]) -> tuple[float, float]:
+    """The 95 % percentile interval of bootstrap ``draws``."""
+    ordered = sorted(draws)
+    return ordered[int(0.025 * len(ordered))], ordered[int(0.975 * len(ordered)) - 1]
+
+
 @table("berkeley-seeds")
 def berkeley_seeds(figures: Path) -> str:
-    """The Berkeley parser trained with three seeds, each cycle chosen on dev
-    (``berkeley_seeds.py``), beside its shipped grammar and lpcfg's split-merge seeds."""
+    """The Berkeley parser trained with several seeds, each cycle chosen on dev
+    (``berkeley_seeds.py``), beside its shipped grammar and lpcfg's split-merge seeds: the
+    three of README's row and the twelve of ``splitmerge_seeds.json``."""
     data = records.read("berkeley_seeds", figures)
     ptb = records.read("ptb", figures)
+    many = records.read("splitmerge_seeds", figures)["configs"]["splitmerge"]
     b, sm = ptb["berkeley"]["4 cycles"], ptb["configs"]["splitmerge"]
     t = data["test_f1"]
+
+    def seeds(stat: dict) -> str:
+        return f"seeds {stat['seeds'][0]}-{stat['seeds'][-1]}"
+
     rows = [
         row("grammar", "cycle (dev's choice)", "dev F1", "test F1"),
         row(*["---"] * 4),
         *(
-            row(f"the Berkeley parser, `-randSeed {r['seed']}`", str(r["cycle"]),
-                f2(r["dev_f1"]), f2(r["test_f1"]))
+            row(f"the Berkeley parser, `-randSeed {r['seed']}`"
+                + (" (the run of its folder's grammars)" if r.get("same_as") else ""),
+                str(r["cycle"]), f2(r["dev_f1"]), f2(r["test_f1"]))
             for r in data["runs"]
         ),
         row("the Berkeley parser, mean ± sd of the seeds", "", f2(data["dev_f1_mean"]),
             f"**{f2(t['mean'])} ± {f2(t['sd'])}**"),
-        row("the Berkeley parser's shipped grammar (its default seed)", "4", f2(b["dev_f1"]),
-            f2(b["test_f1"])),
-        row(f"one lpcfg split-merge grammar, mean ± sd of seeds {sm['seeds'][0]}-"
-            f"{sm['seeds'][-1]}", "", mean_sd(sm["dev_f1"]), f"**{mean_sd(sm['test_f1'])}**"),
+        row("the Berkeley parser's folder grammar of 4 cycles (`-randSeed 2`, cycle 4)", "",
+            f2(b["dev_f1"]), f2(b["test_f1"])),
+        row(f"one lpcfg split-merge grammar, mean ± sd of {seeds(sm)} (README's row)", "",
+            mean_sd(sm["dev_f1"]), f"**{mean_sd(sm['test_f1'])}**"),
+        row(f"one lpcfg split-merge grammar, mean ± sd of {seeds(many)}", "",
+            mean_sd(many["dev_f1"]), f"**{mean_sd(many['test_f1'])}**"),
     ]  # fmt: skip
+    ours, theirs = many["test_f1"]["values"], [r["test_f1"] for r in data["runs"]]
+    rng = random.Random(0)  # the seeds of each parser drawn again, 1,000 times
+    gap = interval([
+        statistics.fmean(resampled(ours, rng)) - statistics.fmean(resampled(theirs, rng))
+        for _ in range(1000)
+    ])  # fmt: skip
+    dev, rng = many["dev_f1"]["values"], random.Random(1)  # lpcfg's (dev, test) pairs, 300 times
+    pairs = [resampled(list(zip(dev, ours, strict=True)), rng) for _ in range(300)]
+    gain = best_of_dev(dev, ours, 3) - statistics.fmean(ours)
+    gains = interval([
+        best_of_dev([d for d, _ in p], [x for _, x in p], 3) - statistics.fmean(x for _, x in p)
+        for p in pairs
+    ])  # fmt: skip
     rows.append("")
     rows.append(
         f"The Berkeley parser's seeds score {f2(t['min'])}-{f2(t['max'])} on test; its "
-        f"shipped grammar is {above(b['test_f1'] - t['mean'])} their mean, and lpcfg's "
-        f"split-merge mean is {above(sm['test_f1']['mean'] - t['mean'])} it."
+        f"folder's 4-cycle grammar is {above(b['test_f1'] - t['mean'])} their mean. lpcfg's "
+        f"split-merge mean over {len(ours)} seeds is "
+        f"{above(many['test_f1']['mean'] - t['mean'])} it (the seeds of both drawn again, "
+        f"95 % interval {gap[0]:+.2f} to {gap[1]:+.2f}); over the three of README's row, "
+        f"{above(sm['test_f1']['mean'] - t['mean'])} it. Over lpcfg's {len(ours)} seeds dev "
+        f"and test F1 correlate (r = {statistics.correlation(dev, ours):.2f}): the seed that "
+        f"dev picks among three scores {f2(best_of_dev(dev, ours, 3))} on test on average "
+        f"(every three of the {len(ours)}), {gain:+.2f} over one seed (95 % interval "
+        f"{gains[0]:+.2f} to {gains[1]:+.2f})."
     )
     return "\n".join(rows)
 
@@ -622,7 +719,7 @@ def crossval(figures: Path) -> str:
     rows = [row("setting", "pooled strict F1", "folds", "training per fold"), row(*["---"] * 4)]
     for name, label in (
         ("splitmerge", "one lpcfg split-merge grammar (`configs/splitmerge.toml`, fold k: seed k)"),
-        ("berkeley", "the Berkeley parser, 4 split-merge cycles"),
+        ("berkeley", "the Berkeley parser, 4 split-merge cycles in every fold"),
     ):
         r = data[name]
         f1s = [f["f1"] for f in r["folds"]]
@@ -976,7 +1073,7 @@ def languages_gains(figures: Path) -> str:
 
 MODEL_NAMES = {"em16": "EM, 16 states", "splitmerge": "one split-merge grammar",
                "best": "the product of `configs/best.toml`",
-               "berkeley": "the Berkeley parser, 4 cycles (dev's choice)"}  # fmt: skip
+               "berkeley": "the Berkeley parser, 4 cycles (its folder's grammar)"}  # fmt: skip
 
 
 @table("unknown-characters")

@@ -10,8 +10,8 @@ brackets marked (SVG, in the folder of ``--plot``); with ``--screenshot``, `lpcf
 page of the parses as headless Chromium shows it, filtered by ``--view``.
 
 With ``--berkeley DIR`` (the folder of its jar and grammars, as for ``bench_parse.py``) the
-Berkeley parser's dev-selected grammar (4 cycles) parses the test split too and is
-classified beside the models.
+Berkeley parser's 4-cycle grammar of that folder (``bench_parse.BERKELEY_GRAMMAR``) parses
+the test split too and is classified beside the models.
 
 With ``--analyser DIR`` (a checkout of github.com/jkkummerfeld/berkeley-parser-analyser), its
 ``classify_english.py`` also classifies the same parse files, and the record says, per model,

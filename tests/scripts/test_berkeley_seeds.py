@@ -50,6 +50,7 @@ def _setup(tmp_path: Path) -> dict:
     (data / "dev.txt").write_text("".join(" ".join(leaves(t)) + "\n" for t in dev))
     (tmp_path / "bk").mkdir()
     (tmp_path / "bk/BerkeleyParser-1.7.jar").write_text("")
+    (tmp_path / "bk/shipped-sm2.gr").write_text("2")  # a grammar of the folder: cycle 2's
     fake = tmp_path / "bin/java"
     fake.parent.mkdir()
     fake.write_text(FAKE_JAVA)
@@ -65,7 +66,7 @@ def _run(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_each_seed_keeps_the_cycle_dev_picks_and_a_rerun_resumes(tmp_path: Path) -> None:
+def test_each_seed_keeps_dev_s_cycle_names_the_folders_grammars_and_resumes(tmp_path: Path) -> None:
     env = _setup(tmp_path)
     res = _run(tmp_path, env)
     assert res.returncode == 0, res.stderr
@@ -75,7 +76,15 @@ def test_each_seed_keeps_the_cycle_dev_picks_and_a_rerun_resumes(tmp_path: Path)
         assert r["cycle"] == 2 and r["dev_f1"] == 100.0 and r["test_f1"] == 100.0
         assert r["dev_f1_by_cycle"]["1"] < 100.0 and r["dev_f1_by_cycle"]["3"] < 100.0
         assert f"-randSeed {r['seed']}" in r["train"] and "BERKELEY/" in r["train"]
+        assert r["same_as"] == {"shipped-sm2.gr": 2} and r["grammar_bytes"] == 1
+        assert r["test_f1_by_cycle"]["2"] == 100.0 > r["test_f1_by_cycle"]["3"]
     assert record["test_f1"]["mean"] == 100.0 and record["test_f1"]["sd"] == 0.0
+    # the dev choice of a run the folder's grammars come from, for bench_parse to time
+    assert (
+        (tmp_path / "out/berkeley_seeds/dev-choice.gr")
+        .resolve()
+        .name.endswith(".gr_2_smoothing.gr")
+    )
 
     def calls_made() -> list[str]:  # the trainer's and the parser's (not ``-version``)
         return [
@@ -86,8 +95,8 @@ def test_each_seed_keeps_the_cycle_dev_picks_and_a_rerun_resumes(tmp_path: Path)
 
     calls = calls_made()
     assert sum("-randSeed" in c for c in calls) == 2
-    # 3 dev parses and 1 test parse per seed
-    assert sum("-inputFile" in c for c in calls) == 8
+    # 3 dev parses and 3 test parses per seed, test never choosing
+    assert sum("-inputFile" in c for c in calls) == 12
     again = _run(tmp_path, env)
     assert again.returncode == 0, again.stderr
     assert calls_made() == calls  # nothing trained or parsed again

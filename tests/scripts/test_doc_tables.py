@@ -156,3 +156,30 @@ def test_product_members_table_marks_the_product_best_toml_trains(doc_tables):
     table = doc_tables.TABLES["product-members"](ROOT / "docs" / "figures")
     bold = [line for line in table.splitlines() if "**" in line]
     assert len(bold) == 1 and bold[0].startswith(f"| {doc_tables.product_label(shipped)} |")
+
+
+def test_the_berkeley_anchor_is_the_cycle_dev_picks_in_the_folders_run(doc_tables, tmp_path):
+    """README's bold Berkeley row is the cycle dev picks among the cycles of the trainer run
+    the parser's folder grammars come from (the run whose ``same_as`` names them); its
+    speed column is filled only where the speed record timed that grammar; without such a
+    run the tables refuse to be drawn."""
+    figures = shutil.copytree(ROOT / "docs" / "figures", tmp_path / "figures")
+    seeds = json.loads((figures / "berkeley_seeds.json").read_text())
+    ours = [r for r in seeds["runs"] if r.get("same_as")]
+    assert len(ours) == 1 and "train0001-0149-sm4.gr" in ours[0]["same_as"]
+    run = ours[0]
+    anchor = doc_tables.berkeley_anchor(figures)
+    by_cycle = run["dev_f1_by_cycle"]
+    assert anchor["cycle"] == int(max(by_cycle, key=lambda c: (by_cycle[c], -int(c))))
+    table = doc_tables.TABLES["ptb-readme"](figures)
+    bold = [line for line in table.splitlines() if "Berkeley" in line and "**" in line]
+    assert len(bold) == 1 and bold[0].startswith(f"| **{anchor['label']}** |")
+    speed = json.loads((figures / "speed.json").read_text())
+    timed = [line for line in table.splitlines() if "Berkeley" in line and "| 1x |" in line]
+    assert len(timed) == 1
+    assert (timed[0] == bold[0]) == (speed["berkeley"].get("grammar") == anchor["grammar"])
+    for r in seeds["runs"]:
+        r.pop("same_as", None)
+    (figures / "berkeley_seeds.json").write_text(json.dumps(seeds))
+    with pytest.raises(SystemExit, match="same_as"):
+        doc_tables.TABLES["ptb-readme"](figures)
