@@ -1075,8 +1075,15 @@ def languages_gains(figures: Path) -> str:
 # --- errors by kind: docs/experiments/errors.md ------------------------------------------
 
 MODEL_NAMES = {"em16": "EM, 16 states", "splitmerge": "one split-merge grammar",
-               "best": "the product of `configs/best.toml`",
-               "berkeley": "the Berkeley parser, 4 cycles (its folder's grammar)"}  # fmt: skip
+               "best": "the product of `configs/best.toml`"}  # fmt: skip
+
+
+def error_model_names(figures: Path) -> dict[str, str]:
+    """``MODEL_NAMES`` with the Berkeley parser's row named by the grammar ``error_kinds.py``
+    parsed with (the record's ``berkeley_grammar``), as the speed tables name theirs."""
+    record = records.read("error_kinds", figures)
+    timed = {"berkeley": {"grammar": record.get("berkeley_grammar", FOLDER_GRAMMAR)}}
+    return {**MODEL_NAMES, "berkeley": speed_label(timed, figures)}
 
 
 @table("unknown-characters")
@@ -1092,10 +1099,10 @@ def unknown_characters(figures: Path) -> str:
 def errors_by_kind(figures: Path) -> str:
     """Brackets each kind costs per test sentence, and its repairs, model by model
     (``error_kinds.py``)."""
-    models = records.read("error_kinds", figures)["models"]
+    models, label = records.read("error_kinds", figures)["models"], error_model_names(figures)
     names = list(models)
     rows = [
-        row("kind", *(f"{MODEL_NAMES.get(n, n)}: brackets per sentence (repairs)" for n in names)),
+        row("kind", *(f"{label.get(n, n)}: brackets per sentence (repairs)" for n in names)),
         row("---", *["---:"] * len(names)),
     ]
     for kind in models[names[0]]["kinds"]:
@@ -1116,7 +1123,7 @@ def errors_by_kind(figures: Path) -> str:
 def errors_analyser(figures: Path) -> str:
     """The same parses classified by Kummerfeld et al.'s own analyser: brackets both put
     under the same kind (``error_kinds.py --analyser``)."""
-    models = records.read("error_kinds", figures)["models"]
+    models, label = records.read("error_kinds", figures)["models"], error_model_names(figures)
     rows = [
         row("parses of", "bracket errors (lpcfg)", "bracket errors (the analyser)",
             "under the same kind"),
@@ -1128,7 +1135,7 @@ def errors_analyser(figures: Path) -> str:
             continue
         share = 100 * a["same_kind"] / max(a["brackets"], 1)
         same = f"{a['same_kind']} ({share:.1f} %)"
-        rows.append(row(MODEL_NAMES.get(name, name), str(a["brackets"]),
+        rows.append(row(label.get(name, name), str(a["brackets"]),
                         str(a["analyser_brackets"]), same))  # fmt: skip
     return "\n".join(rows)
 

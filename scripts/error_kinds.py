@@ -10,8 +10,10 @@ brackets marked (SVG, in the folder of ``--plot``); with ``--screenshot``, `lpcf
 page of the parses as headless Chromium shows it, filtered by ``--view``.
 
 With ``--berkeley DIR`` (the folder of its jar and grammars, as for ``bench_parse.py``) the
-Berkeley parser's 4-cycle grammar of that folder (``bench_parse.BERKELEY_GRAMMAR``) parses
-the test split too and is classified beside the models.
+Berkeley parser parses the test split too and is classified beside the models: with
+``--berkeley-grammar`` the grammar dev picks (``out/berkeley_seeds/dev-choice.gr``, as for
+``bench_parse.py``), otherwise the folder's 4-cycle grammar (``bench_parse.BERKELEY_GRAMMAR``).
+The record names the grammar (``berkeley_grammar``).
 
 With ``--analyser DIR`` (a checkout of github.com/jkkummerfeld/berkeley-parser-analyser), its
 ``classify_english.py`` also classifies the same parse files, and the record says, per model,
@@ -21,7 +23,8 @@ paper's own program; it is not part of lpcfg and not needed otherwise).
     python scripts/error_kinds.py --data data --models out/ptb/models/em16-s0.npz,\\
         out/ptb/models/splitmerge-s0.npz,out/ptb/models/best-s0.npz \\
         --json docs/figures/error_kinds.json --plot docs/figures/error_kinds --example 5 \\
-        --screenshot docs/figures/report_example.png --berkeley DIR
+        --screenshot docs/figures/report_example.png --berkeley DIR \\
+        --berkeley-grammar out/berkeley_seeds/dev-choice.gr
 """
 
 from __future__ import annotations
@@ -192,6 +195,12 @@ def main() -> None:
     ap.add_argument(
         "--berkeley", type=Path, default=None, help="also the Berkeley parser (its folder)"
     )
+    ap.add_argument(
+        "--berkeley-grammar",
+        type=Path,
+        default=None,
+        help=f"with --berkeley: its grammar (default: the folder's {BERKELEY_GRAMMAR})",
+    )
     args = ap.parse_args()
     data, out = Path(args.data), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -202,12 +211,15 @@ def main() -> None:
     analyses: dict[str, ErrorAnalysis] = {}
     runs = [(name_of(m), m) for m in args.models.split(",")]
     if args.berkeley is not None:
-        runs.append(("berkeley", BERKELEY_GRAMMAR))
+        # a link (berkeley_seeds.py's dev-choice.gr) is named by what it links to
+        grammar = (args.berkeley_grammar or args.berkeley / BERKELEY_GRAMMAR).resolve()
+        record["berkeley_grammar"] = grammar.name
+        runs.append(("berkeley", str(grammar)))
     for name, model in runs:
         parsed = out / f"{name}.parsed"
         if name == "berkeley":
             jar = args.berkeley / "BerkeleyParser-1.7.jar"
-            parse_berkeley(jar, args.berkeley / model, data / "test.txt", parsed)
+            parse_berkeley(jar, Path(model), data / "test.txt", parsed)
         else:
             lpcfg("parse", model, str(data / "test.txt"), "-o", str(parsed))
         parses[name] = parsed.read_text(encoding="utf-8").splitlines()
