@@ -21,7 +21,7 @@ FIGURES ?= docs/figures
 BERKELEY ?=
 # The Berkeley trainer's seeds (berkeley_seeds.py); 2, its default, is the run its folder's
 # grammars come from, whose cycle dev picks is the anchor the speed figures are timed against.
-BERKELEY_SEEDS ?= 0,1,2,3
+BERKELEY_SEEDS ?= 0,1,2,3,4,5
 
 .PHONY: test test-slow data demo bench consistency clean brown standin figures
 

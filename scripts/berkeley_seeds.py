@@ -14,7 +14,7 @@ lpcfg model's mean over seeds can be set beside the Berkeley parser's mean over 
 seed's figures are kept in ``OUT/seedS.json`` as it ends (a rerun resumes); the record goes
 to --json, and ``OUT/dev-choice.gr`` links to the grammar dev picks in the folder's run.
 
-    python scripts/berkeley_seeds.py --berkeley DIR --seeds 0,1,2,3 [--jobs 2]
+    python scripts/berkeley_seeds.py --berkeley DIR --seeds 0,1,2,3,4,5 [--jobs 2]
 """
 
 from __future__ import annotations
