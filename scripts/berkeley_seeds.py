@@ -123,7 +123,7 @@ def main() -> int:
         if r.get("same_as"):  # the folder's run: its dev choice is the anchor bench_parse times
             link = args.out / DEV_CHOICE
             link.unlink(missing_ok=True)
-            link.symlink_to(f"seed{r['seed']}.gr_{r['cycle']}_smoothing.gr")
+            link.symlink_to(r["grammar"])
         print(
             f"berkeley seed {r['seed']}: cycle {r['cycle']}, dev {r['dev_f1']:.2f}, "
             f"test {r['test_f1']:.2f}, trained in {r['train_seconds']:.0f} s"

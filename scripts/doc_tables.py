@@ -140,15 +140,13 @@ BERKELEY_ROWS = {
     "4 cycles": "the Berkeley parser, 4 cycles (its folder's grammar: the run's best on test)",
     "6 cycles": "the Berkeley parser, 6 cycles (its default)",
 }
-# The folder's grammar bench_parse.py and error_kinds.py time and parse unless given another.
-FOLDER_GRAMMAR = "train0001-0149-sm4.gr"
 
 
 def berkeley_anchor(figures: Path) -> dict:
     """The Berkeley parser chosen on dev as lpcfg's models are: of the cycles of the trainer
     run its folder's grammars come from (the run of ``berkeley_seeds.json`` whose
-    ``same_as`` names them: ``-randSeed 2``, the trainer's default), the one dev picks, with
-    ``label`` and ``grammar`` (that cycle's file name) added."""
+    ``same_as`` names them: ``-randSeed 2``, the trainer's default), the one dev picks
+    (its record, ``grammar`` naming that cycle's file), with its row ``label`` added."""
     runs = [r for r in records.read("berkeley_seeds", figures)["runs"] if r.get("same_as")]
     if len(runs) != 1:
         raise SystemExit(
@@ -160,19 +158,20 @@ def berkeley_anchor(figures: Path) -> dict:
         **run,
         "label": f"the Berkeley parser, dev's choice of its {len(run['dev_f1_by_cycle'])} "
         f"cycles (cycle {run['cycle']})",
-        "grammar": run.get("grammar", f"seed{run['seed']}.gr_{run['cycle']}_smoothing.gr"),
     }
 
 
-def speed_label(speed: dict, figures: Path) -> str:
-    """The row label of the Berkeley grammar ``speed`` (``bench_parse.py``) timed."""
+def berkeley_label(grammar: str, figures: Path) -> str:
+    """The row label of the Berkeley grammar file named ``grammar`` that a record's run
+    parsed with (``bench_parse.py``, ``error_kinds.py``)."""
     anchor = berkeley_anchor(figures)
-    timed = speed["berkeley"].get("grammar", FOLDER_GRAMMAR)
-    if timed == anchor["grammar"]:
+    if grammar == anchor["grammar"]:
         return anchor["label"]
-    if timed == FOLDER_GRAMMAR:
-        return BERKELEY_ROWS["4 cycles"]
-    return f"the Berkeley parser, `{timed}`"
+    shipped = records.read("ptb", figures).get("berkeley", {})
+    for key, label in BERKELEY_ROWS.items():
+        if shipped.get(key, {}).get("grammar") == grammar:
+            return label
+    return f"the Berkeley parser, `{grammar}`"
 
 
 def speed_row(speed: dict, config: str) -> dict | None:
@@ -215,7 +214,7 @@ def ptb_readme(figures: Path) -> str:
             f"{megabytes(cell['model_bytes'])} |"
         )
     anchor = berkeley_anchor(figures)
-    timed = speed["berkeley"].get("grammar", FOLDER_GRAMMAR) if "berkeley" in speed else None
+    timed = speed["berkeley"]["grammar"] if "berkeley" in speed else None
     berkeley = [(f"**{anchor['label']}**", anchor, anchor["grammar_bytes"], anchor["grammar"])]
     for key, label in BERKELEY_ROWS.items():
         b = ptb.get("berkeley", {}).get(key)
@@ -252,7 +251,7 @@ def ptb_summary(figures: Path) -> str:
         f"{above(many['test_f1']['mean'] - b['test_f1'])} it); the product of "
         f"`configs/best.toml` is {above(best['test_f1']['mean'] - b['test_f1'])} it."
     )
-    cycle = b["same_as"]["train0001-0149-sm4.gr"]
+    cycle = b["same_as"][four["grammar"]]
     by_test = b.get("test_f1_by_cycle", {})
     best_on_test = by_test and max(by_test, key=by_test.get) == str(cycle)
     text += (
@@ -374,7 +373,8 @@ def speed_models(figures: Path) -> str:
         "`--jobs 2` vs `--jobs 1` (at most, start-up serial) | start-up (arranging the model "
         "anew) | peak memory | strict F1 |",
         "|---|---|---|---|---|---|---|",
-        f"| {speed_label(speed, figures)} | {b['rate']:.1f} | 1x | | | | {f2(b['f1'][1])} |",
+        f"| {berkeley_label(b['grammar'], figures)} | {b['rate']:.1f} | 1x | | | | "
+        f"{f2(b['f1'][1])} |",
     ]
     for path, row in speed["models"].items():
         lines.append(
@@ -429,7 +429,8 @@ def speed_large(figures: Path) -> str:
     return "\n".join([
         "| parser | sentences/s, one process | vs Berkeley | peak memory | strict F1 |",
         "|---|---|---|---|---|",
-        f"| {speed_label(speed, figures)} | {b['rate']:.1f} | 1x | | {f2(b['f1'][1])} |",
+        f"| {berkeley_label(b['grammar'], figures)} | {b['rate']:.1f} | 1x | | "
+        f"{f2(b['f1'][1])} |",
         f"| lpcfg treebank PCFG of `--vertical 2 --horizontal 2` ({large['symbols']:,} symbols, "
         f"{large['binary_rules']:,} binary rules) | {large['rate']:.1f} | "
         f"{large['rate'] / b['rate']:.2f}x | {large['max_rss_mb']:.0f} MB | "
@@ -547,7 +548,7 @@ def best_of_dev(dev: list[float], test: list[float], k: int) -> float:
     return statistics.fmean(picks)
 
 
-def resampled(values: list[float], rng: random.Random) -> list[float]:
+def resampled(values: list, rng: random.Random) -> list:
     """``values`` drawn again with replacement, as many."""
     return [rng.choice(values) for _ in values]
 
@@ -1081,9 +1082,8 @@ MODEL_NAMES = {"em16": "EM, 16 states", "splitmerge": "one split-merge grammar",
 def error_model_names(figures: Path) -> dict[str, str]:
     """``MODEL_NAMES`` with the Berkeley parser's row named by the grammar ``error_kinds.py``
     parsed with (the record's ``berkeley_grammar``), as the speed tables name theirs."""
-    record = records.read("error_kinds", figures)
-    timed = {"berkeley": {"grammar": record.get("berkeley_grammar", FOLDER_GRAMMAR)}}
-    return {**MODEL_NAMES, "berkeley": speed_label(timed, figures)}
+    grammar = records.read("error_kinds", figures)["berkeley_grammar"]
+    return {**MODEL_NAMES, "berkeley": berkeley_label(grammar, figures)}
 
 
 @table("unknown-characters")
